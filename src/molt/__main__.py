@@ -1,0 +1,3 @@
+from molt.cli import main
+
+main()

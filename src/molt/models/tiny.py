@@ -1,0 +1,39 @@
+"""Tiny random base models for tests: the real architecture and tokenizer, a few layers of width 64.
+
+Seeded and deterministic (same seed → bit-identical weights) without touching the caller's
+global RNG state. Built in a fraction of a second once the embedded tokenizer is cached.
+"""
+
+import torch
+from transformers import AutoModelForCausalLM, LlamaConfig, PretrainedConfig, PreTrainedTokenizerBase, Qwen3Config
+
+TINY_SHAPE = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    max_position_embeddings=4096,
+    tie_word_embeddings=True,
+)
+CONFIGS: dict[str, type[PretrainedConfig]] = {"llama": LlamaConfig, "qwen3": Qwen3Config}
+
+
+def tiny_config(model_type: str, tokenizer: PreTrainedTokenizerBase) -> PretrainedConfig:
+    return CONFIGS[model_type](
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        **TINY_SHAPE,
+    )
+
+
+def build_tiny_model(model_type: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> torch.nn.Module:
+    """A randomly initialised model of ``model_type`` sized for ``tokenizer``, in float32."""
+    config = tiny_config(model_type, tokenizer)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    return model.eval()
