@@ -1,0 +1,44 @@
+"""Shared fixtures. The whole session uses one fresh ``MOLT_HOME``, so every cache path is
+exercised from empty; the embedded model is converted at most once per session."""
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def molt_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("molt-home")
+    previous = os.environ.get("MOLT_HOME")
+    os.environ["MOLT_HOME"] = str(home)
+    yield home
+    if previous is None:
+        os.environ.pop("MOLT_HOME", None)
+    else:
+        os.environ["MOLT_HOME"] = previous
+
+
+@pytest.fixture(scope="session")
+def tiny():
+    from molt.models import load_model
+
+    return load_model("tiny")
+
+
+@pytest.fixture(scope="session")
+def embedded():
+    """The real embedded model; the first use in a session converts it into the fresh cache."""
+    from molt.models import load_model
+
+    return load_model("embedded")
+
+
+@pytest.fixture(scope="session")
+def renderer(tiny):
+    from molt.models.renderer import get_renderer
+
+    return get_renderer(tiny.tokenizer)
