@@ -29,8 +29,7 @@ Source = Annotated[str, typer.Option("--model", "-m", help=SOURCE_HELP)]
 
 def _load(source: str) -> LoadedModel:
     try:
-        with err.status(f"Loading {source}…"):
-            loaded = load_model(source)
+        loaded = load_model(source)
     except ModelLoadError as e:
         err.print(f"[bold red]error:[/] {e}")
         raise typer.Exit(2) from None

@@ -18,12 +18,12 @@ import torch
 from gguf import GGUFReader
 from rich.console import Console
 from transformers import AutoModelForCausalLM, AutoTokenizer
-from transformers.utils import logging as hf_logging
 
 from molt import __version__
 from molt.home import build_once, cache_dir
 from molt.models.architectures import check_model_type
 from molt.models.errors import CorruptModelError
+from molt.models.hf_progress import hf_progress_bars
 
 MANIFEST = "molt-source.json"
 """Written into every converted folder: where it came from and how long conversion took."""
@@ -92,11 +92,8 @@ def converted_dir(path: Path) -> tuple[Path, bool]:
 
 def _read_gguf(cls, path: Path, show_progress: bool = False, **kwargs):
     """``cls.from_pretrained`` on a GGUF file, with transformers' progress bar only when asked."""
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    (hf_logging.enable_progress_bar if show_progress else hf_logging.disable_progress_bar)()
     try:
-        return cls.from_pretrained(str(path.parent), gguf_file=path.name, local_files_only=True, **kwargs)
+        with hf_progress_bars(show_progress):
+            return cls.from_pretrained(str(path.parent), gguf_file=path.name, local_files_only=True, **kwargs)
     except Exception as e:
         raise CorruptModelError(f"{path}: GGUF file could not be converted ({type(e).__name__}: {e})") from e
-    finally:
-        (hf_logging.enable_progress_bar if was_enabled else hf_logging.disable_progress_bar)()

@@ -16,12 +16,12 @@ from typing import Literal
 import torch
 from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
-from transformers.utils import logging as hf_logging
 
 from molt.models.architectures import check_model_type
 from molt.models.embedded import embedded_gguf_path
 from molt.models.errors import CorruptModelError, ModelNotFoundError
 from molt.models.gguf import converted_dir, tokenizer_dir
+from molt.models.hf_progress import hf_progress_bars
 from molt.models.sources import ModelSource, resolve_source
 from molt.models.tiny import build_tiny_model
 
@@ -88,15 +88,13 @@ def load_hf_folder(path: Path, dtype: torch.dtype) -> tuple[PreTrainedModel, Pre
     """Model and tokenizer from a Hugging Face folder, after checking every file molt relies on."""
     check_model_type(read_config(path).get("model_type"), str(path))
     check_safetensors(path)
-    hf_logging.disable_progress_bar()
     try:
-        model, info = AutoModelForCausalLM.from_pretrained(
-            path, dtype=dtype, local_files_only=True, output_loading_info=True
-        )
+        with hf_progress_bars(False):
+            model, info = AutoModelForCausalLM.from_pretrained(
+                path, dtype=dtype, local_files_only=True, output_loading_info=True
+            )
     except Exception as e:
         raise CorruptModelError(f"{path}: weights could not be loaded ({type(e).__name__}: {e})") from e
-    finally:
-        hf_logging.enable_progress_bar()
     if info["missing_keys"]:
         missing = sorted(info["missing_keys"])
         raise CorruptModelError(f"{path}: the safetensors files lack {len(missing)} tensors, e.g. {missing[:3]}")
