@@ -1,0 +1,248 @@
+"""The engine loop: continuous batching over one base model and many adapters.
+
+One ``step()`` is: 1 drop aborted → 2 admit → 3 prefill one chunk → 4 decode all running rows →
+5 finish → 6 emit. Requests join and leave between steps; one decode batch mixes adapters and
+base-only rows. Prefill runs one sequence at a time in chunks of at most ``max_prefill_chunk``
+tokens, interleaved with the decode step, so a long prompt delays running requests by one
+chunk per step rather than by its whole length.
+
+Slot invariant (see ``kv_cache.py``): decoding sequences occupy slots 0..n-1, the sequence being
+prefilled (at most one) occupies slot n.
+
+Single-threaded by design: ``AsyncEngine`` runs ``step()`` on one thread and talks to it only
+through ``add_request`` / ``abort``, which are safe to call from other threads.
+"""
+
+import itertools
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+import torch
+
+from molt.engine.adapters import AdapterManager
+from molt.engine.config import EngineConfig
+from molt.engine.model import EngineModel
+from molt.engine.prefix_cache import PrefixCache
+from molt.engine.sampler import SamplingParams, make_generator, sample
+from molt.engine.sequence import Sequence, SequenceOutput, Status
+from molt.models import LoadedModel, load_model
+from molt.models.renderer import get_renderer
+
+
+class RequestError(ValueError):
+    """A request the engine cannot take (prompt too long, empty, unknown adapter)."""
+
+
+@dataclass(frozen=True)
+class EngineStats:
+    running: int
+    waiting: int
+    prefix_hit_tokens: int
+    prefix_miss_tokens: int
+    prefix_blocks: int
+    prefix_bytes: int
+    kv_cache_bytes: int
+    steps: int
+    generated_tokens: int
+
+
+class LLMEngine:
+    def __init__(self, config: EngineConfig = EngineConfig(), loaded: LoadedModel | None = None):
+        self.config = config
+        loaded = loaded or load_model(config.model)
+        self.tokenizer = loaded.tokenizer
+        self.renderer = get_renderer(loaded.tokenizer)
+        self.model = EngineModel(loaded, config.torch_dtype)
+        self.cache = self.model.new_cache(config.max_num_seqs + 1, config.max_model_len)
+        self.prefix = PrefixCache(config.prefix_block_size, config.prefix_cache_mb * 2**20)
+        self.adapters = AdapterManager(config.adapters_root, self.model.model, config.torch_dtype)
+        for name, path in config.lora_modules.items():
+            self.adapters.load(name, path)
+        self.eos_ids = set(self.renderer.stop_token_ids) | {self.tokenizer.eos_token_id}
+        self.waiting: deque[Sequence] = deque()
+        self.decoding: list[Sequence] = []  # slot i holds decoding[i]
+        self.prefilling: Sequence | None = None  # slot len(decoding)
+        self._aborts: set[str] = set()
+        self._lock = threading.Lock()
+        self._arrivals = itertools.count()
+        self.steps = self.generated_tokens = 0
+
+    # -- requests (any thread) -------------------------------------------------------------------
+    def add_request(self, request_id: str, prompt_ids: list[int], params: SamplingParams, adapter: str | None = None) -> None:
+        if not prompt_ids:
+            raise RequestError("the prompt is empty")
+        if len(prompt_ids) >= self.config.max_model_len:
+            raise RequestError(
+                f"the prompt has {len(prompt_ids)} tokens; this engine's max_model_len is {self.config.max_model_len}"
+            )
+        vocab = self.model.shape.vocab_size
+        if any(not 0 <= t < vocab for t in prompt_ids):
+            raise RequestError(f"prompt token ids must be in [0, {vocab})")
+        serving = self.adapters.get(adapter) if adapter else None
+        arrival = next(self._arrivals)
+        sequences = [
+            Sequence(request_id, i, list(prompt_ids), params, serving, make_generator(params, i), arrival)
+            for i in range(params.n)
+        ]
+        with self._lock:
+            self.waiting.extend(sequences)
+
+    def abort(self, request_id: str) -> None:
+        with self._lock:
+            self._aborts.add(request_id)
+
+    def has_work(self) -> bool:
+        return bool(self.waiting or self.decoding or self.prefilling or self._aborts)
+
+    # -- the loop (engine thread) ----------------------------------------------------------------
+    def step(self) -> list[SequenceOutput]:
+        outputs: list[SequenceOutput] = []
+        self._drop_aborted(outputs)  # 1
+        self._admit()  # 2
+        prefilled = self._prefill_chunk()  # 3
+        self._decode()  # 4
+        if prefilled:
+            self.decoding.append(prefilled)
+        for seq in list(self.decoding):  # 5 + 6
+            outputs.extend(self._emit(seq))
+        self.steps += 1
+        return outputs
+
+    def _drop_aborted(self, outputs: list[SequenceOutput]) -> None:
+        with self._lock:
+            aborts, self._aborts = self._aborts, set()
+            self.waiting = deque(s for s in self.waiting if s.request_id not in aborts)
+        for seq in [*self.decoding, *([self.prefilling] if self.prefilling else [])]:
+            if seq.request_id in aborts:
+                seq.status, seq.finish_reason = Status.FINISHED, "abort"
+                self._release(seq)
+
+    def _admit(self) -> None:
+        if self.prefilling or len(self.decoding) >= self.config.max_num_seqs:
+            return
+        with self._lock:
+            if not self.waiting:
+                return
+            seq = self.waiting.popleft()
+        seq.status, seq.slot = Status.PREFILLING, len(self.decoding)
+        if not seq.params.prompt_logprobs and self.config.prefix_cache_mb:
+            seq.num_cached = seq.num_computed = self.prefix.load(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
+        if seq.params.prompt_logprobs:
+            seq.prompt_logprobs = [None]
+        self.prefilling = seq
+
+    def _prefill_chunk(self) -> Sequence | None:
+        """Run one chunk of the prefilling sequence; return it once its prompt is done."""
+        seq = self.prefilling
+        if seq is None:
+            return None
+        start = seq.num_computed
+        chunk = seq.prompt_ids[start : start + self.config.max_prefill_chunk]
+        want_all = seq.params.prompt_logprobs
+        logits = self.model.forward(
+            torch.tensor([chunk]), [start], seq.slot, self.cache, [seq.adapter], all_logits=want_all
+        )[0]  # (T or 1, V)
+        seq.num_computed += len(chunk)
+        if want_all:
+            targets = seq.prompt_ids[start + 1 : seq.num_computed + 1]
+            logprobs = torch.log_softmax(logits[: len(targets)], -1)
+            seq.prompt_logprobs += logprobs[torch.arange(len(targets)), torch.tensor(targets)].tolist()
+        if seq.num_computed < len(seq.prompt_ids):
+            return None
+        if self.config.prefix_cache_mb:
+            self.prefix.store(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
+        self._append(seq, *[x[0] for x in sample(logits[-1:], [seq.params], [seq.generator])])
+        self.prefilling, seq.status = None, Status.DECODING
+        return seq
+
+    def _decode(self) -> None:
+        rows = [s for s in self.decoding if s.status is Status.DECODING]
+        if not rows:
+            return
+        tokens = torch.tensor([[s.output_ids[-1]] for s in rows])
+        starts = [s.num_computed for s in rows]
+        logits = self.model.forward(tokens, starts, 0, self.cache, [s.adapter for s in rows])[:, -1]
+        for seq in rows:
+            seq.num_computed += 1
+        new_tokens, logprobs = sample(logits, [s.params for s in rows], [s.generator for s in rows])
+        for seq, token, logprob in zip(rows, new_tokens, logprobs):
+            self._append(seq, token, logprob)
+
+    def _append(self, seq: Sequence, token: int, logprob: float) -> None:
+        seq.output_ids.append(token)
+        seq.output_logprobs.append(logprob)
+        self.generated_tokens += 1
+        if token in self.eos_ids or token in seq.params.stop_token_ids:
+            seq.finish_reason = "stop"
+        elif len(seq.output_ids) >= seq.params.max_tokens or len(seq.all_ids) >= self.config.max_model_len:
+            seq.finish_reason = "length"
+
+    def _emit(self, seq: Sequence) -> list[SequenceOutput]:
+        if seq.finish_reason:
+            seq.status = Status.FINISHED
+        text, stopped = seq.next_text(self.tokenizer)
+        if stopped:
+            seq.status, seq.finish_reason = Status.FINISHED, "stop"
+        finished = seq.status is Status.FINISHED
+        tokens = seq.output_ids[seq.emitted_tokens :]
+        output = SequenceOutput(
+            request_id=seq.request_id,
+            index=seq.index,
+            token_ids=tokens,
+            logprobs=seq.output_logprobs[seq.emitted_tokens :],
+            text=text,
+            finished=finished,
+            finish_reason=seq.finish_reason if finished else None,
+            num_prompt_tokens=len(seq.prompt_ids),
+            num_output_tokens=len(seq.output_ids),
+            num_cached_tokens=seq.num_cached,
+            prompt_logprobs=seq.prompt_logprobs if seq.emitted_tokens == 0 else None,
+        )
+        seq.emitted_tokens = len(seq.output_ids)
+        seq.emitted_text += text
+        if finished:
+            self._release(seq)
+        return [output]
+
+    def _release(self, seq: Sequence) -> None:
+        """Keep the finished sequence's blocks for prefix reuse and compact the slots."""
+        if seq is self.prefilling:
+            self.prefilling = None
+            return
+        if seq.finish_reason != "abort" and self.config.prefix_cache_mb:
+            self.prefix.store(seq.prefix_root, seq.all_ids[: seq.num_computed], self.cache, seq.slot)
+        hole = self.decoding.index(seq)
+        last = self.decoding.pop()
+        if last is not seq:
+            self.cache.move(last.slot, hole, last.num_computed)
+            last.slot = hole
+            self.decoding[hole] = last
+        if self.prefilling:
+            self.cache.move(self.prefilling.slot, len(self.decoding), self.prefilling.num_computed)
+            self.prefilling.slot = len(self.decoding)
+
+    def stats(self) -> EngineStats:
+        return EngineStats(
+            running=len(self.decoding) + bool(self.prefilling),
+            waiting=len(self.waiting),
+            prefix_hit_tokens=self.prefix.stats.hit_tokens,
+            prefix_miss_tokens=self.prefix.stats.miss_tokens,
+            prefix_blocks=len(self.prefix.blocks),
+            prefix_bytes=self.prefix.num_bytes,
+            kv_cache_bytes=self.cache.num_bytes,
+            steps=self.steps,
+            generated_tokens=self.generated_tokens,
+        )
+
+    def generate(self, prompts: list[list[int]], params: SamplingParams, adapters: list[str | None] | None = None) -> list[list[SequenceOutput]]:
+        """Run prompts to completion (offline use, tests, benchmarks): every event per sequence."""
+        adapters = adapters or [None] * len(prompts)
+        ids = [f"offline-{next(self._arrivals)}" for _ in prompts]
+        for request_id, prompt, adapter in zip(ids, prompts, adapters):
+            self.add_request(request_id, prompt, params, adapter)
+        events: dict[str, list[SequenceOutput]] = {i: [] for i in ids}
+        while self.has_work():
+            for output in self.step():
+                events[output.request_id].append(output)
+        return [events[i] for i in ids]
