@@ -1,5 +1,6 @@
 """The ``molt`` command. Each verb is one job and calls one package entry point."""
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -9,7 +10,7 @@ from rich.table import Table
 from molt import __version__
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: engine serve, proxy serve, mint serve, train, rl, evolve, bench, hcp, registry."
+COMING = "Coming next: proxy serve, mint serve, train, rl, evolve, bench, hcp, registry."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -21,6 +22,8 @@ app = typer.Typer(
 )
 models_app = typer.Typer(help="Inspect base models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
+engine_app = typer.Typer(help="The multi-LoRA inference engine (OpenAI + vLLM adapter API).", no_args_is_help=True)
+app.add_typer(engine_app, name="engine")
 console = Console()
 err = Console(stderr=True)
 
@@ -90,6 +93,53 @@ def models_info(source: Annotated[str, typer.Argument(help=SOURCE_HELP)] = "embe
     for key, value in rows.items():
         table.add_row(key, value)
     console.print(table)
+
+
+def _engine_help(field: str) -> str:
+    from molt.engine.config import EngineConfig
+
+    return EngineConfig.model_fields[field].description or ""
+
+
+@engine_app.command("serve")
+def engine_serve(
+    model: Source = "embedded",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8001,
+    dtype: Annotated[str, typer.Option(help=_engine_help("dtype"))] = "auto",
+    max_num_seqs: Annotated[int, typer.Option(help=_engine_help("max_num_seqs"))] = 16,
+    max_model_len: Annotated[int, typer.Option(help=_engine_help("max_model_len"))] = 2048,
+    max_prefill_chunk: Annotated[int, typer.Option(help=_engine_help("max_prefill_chunk"))] = 256,
+    prefix_cache_mb: Annotated[int, typer.Option(help=_engine_help("prefix_cache_mb"))] = 512,
+    adapters_root: Annotated[Optional[Path], typer.Option(help=_engine_help("adapters_root"))] = None,
+    lora: Annotated[Optional[list[str]], typer.Option(help="Adapter to load at start, as NAME=PATH (repeatable).")] = None,
+    served_model_name: Annotated[Optional[str], typer.Option(help=_engine_help("served_model_name"))] = None,
+) -> None:
+    """Serve a base model and its LoRA adapters over the OpenAI API (vLLM-compatible adapter routes)."""
+    from pydantic import ValidationError
+
+    from molt.engine.config import EngineConfig
+    from molt.engine.server import create_app
+    from molt.http_server import serve
+    from molt.lora.format import AdapterError
+
+    pairs = [item.partition("=") for item in lora or []]
+    if any(not name or not path for name, _, path in pairs):
+        err.print("[bold red]error:[/] --lora takes NAME=PATH")
+        raise typer.Exit(2)
+    options = dict(
+        model=model, dtype=dtype, max_num_seqs=max_num_seqs, max_model_len=max_model_len,
+        max_prefill_chunk=max_prefill_chunk, prefix_cache_mb=prefix_cache_mb,
+        lora_modules={name: path for name, _, path in pairs}, served_model_name=served_model_name,
+    )
+    try:
+        config = EngineConfig(**options, **({"adapters_root": adapters_root} if adapters_root else {}))
+        app = create_app(config, _load(model))
+    except (ValidationError, AdapterError) as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
+    err.print(f"molt engine: {config.base_name} on http://{host}:{port}/v1 (dtype {config.torch_dtype}, adapters root {config.adapters_root})")
+    serve(app, host, port)
 
 
 def _version(value: bool) -> None:

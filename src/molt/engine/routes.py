@@ -1,0 +1,100 @@
+"""FastAPI routes of the engine: map service results to JSON or SSE, and errors to OpenAI error JSON."""
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+
+from molt.engine.protocol import ChatCompletionRequest, CompletionRequest, LoadLoraAdapterRequest, UnloadLoraAdapterRequest
+from molt.engine.service import EngineService, ServiceError
+
+router = APIRouter()
+
+
+def service(request: Request) -> EngineService:
+    return request.app.state.service
+
+
+def error_json(status: int, message: str, type_: str, param: str | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": type_, "param": param, "code": status}}, status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, e: ServiceError) -> JSONResponse:
+        return error_json(e.status, str(e), e.type, e.param)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, e: RequestValidationError) -> JSONResponse:
+        first = e.errors()[0]
+        field = ".".join(str(p) for p in first["loc"] if p != "body")
+        return error_json(400, f"{field or 'body'}: {first['msg']}", "BadRequestError", field or None)
+
+
+async def until_disconnected(request: Request, work: Awaitable) -> object:
+    """Await ``work``, cancelling it (and so aborting its engine requests) if the client leaves."""
+    task = asyncio.ensure_future(work)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=0.25)
+        if done:
+            return task.result()
+        if await request.is_disconnected():
+            task.cancel()
+            return Response(status_code=499)
+
+
+async def sse(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+    """Pass chunks through; an error after the stream started becomes an OpenAI error event."""
+    try:
+        async for chunk in chunks:
+            yield chunk
+    except ServiceError as e:
+        yield f"data: {json.dumps({'error': {'message': str(e), 'type': e.type, 'param': e.param, 'code': e.status}})}\n\n"
+        yield "data: [DONE]\n\n"
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(body: ChatCompletionRequest, request: Request):
+    run, outputs = service(request).start_chat(body)
+    if body.stream:
+        return StreamingResponse(sse(run.stream(outputs)), media_type="text/event-stream")
+    result = await until_disconnected(request, run.collect(outputs))
+    return result if isinstance(result, Response) else JSONResponse(result)
+
+
+@router.post("/v1/completions")
+async def completions(body: CompletionRequest, request: Request):
+    run, outputs = service(request).start_completion(body)
+    if body.stream:
+        return StreamingResponse(sse(run.stream(outputs)), media_type="text/event-stream")
+    result = await until_disconnected(request, run.collect(outputs))
+    return result if isinstance(result, Response) else JSONResponse(result)
+
+
+@router.get("/v1/models")
+async def models(request: Request):
+    return service(request).models()
+
+
+@router.post("/v1/load_lora_adapter")
+async def load_lora_adapter(body: LoadLoraAdapterRequest, request: Request):
+    message = await asyncio.to_thread(service(request).load_adapter, body.lora_name, body.lora_path)
+    return PlainTextResponse(message)
+
+
+@router.post("/v1/unload_lora_adapter")
+async def unload_lora_adapter(body: UnloadLoraAdapterRequest, request: Request):
+    return PlainTextResponse(service(request).unload_adapter(body.lora_name))
+
+
+@router.get("/health")
+async def health() -> Response:
+    return Response(status_code=200)
+
+
+@router.get("/metrics")
+async def metrics(request: Request):
+    return PlainTextResponse(service(request).metrics(), media_type="text/plain; version=0.0.4")
