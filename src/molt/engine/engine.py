@@ -112,11 +112,12 @@ class LLMEngine:
     def _drop_aborted(self, outputs: list[SequenceOutput]) -> None:
         with self._lock:
             aborts, self._aborts = self._aborts, set()
+            dropped = [s for s in self.waiting if s.request_id in aborts]
             self.waiting = deque(s for s in self.waiting if s.request_id not in aborts)
-        for seq in [*self.decoding, *([self.prefilling] if self.prefilling else [])]:
-            if seq.request_id in aborts:
-                seq.status, seq.finish_reason = Status.FINISHED, "abort"
-                self._release(seq)
+        running = [*self.decoding, *([self.prefilling] if self.prefilling else [])]
+        for seq in dropped + [s for s in running if s.request_id in aborts]:
+            seq.finish_reason = "abort"
+            outputs.extend(self._emit(seq))
 
     def _admit(self) -> None:
         if self.prefilling or len(self.decoding) >= self.config.max_num_seqs:
@@ -209,6 +210,8 @@ class LLMEngine:
         """Keep the finished sequence's blocks for prefix reuse and compact the slots."""
         if seq is self.prefilling:
             self.prefilling = None
+            return
+        if seq.slot is None:  # never admitted
             return
         if seq.finish_reason != "abort" and self.config.prefix_cache_mb:
             self.prefix.store(seq.prefix_root, seq.all_ids[: seq.num_computed], self.cache, seq.slot)

@@ -29,3 +29,30 @@ def random_adapter_weights(
 
 def write_random_adapter(path: Path, base: torch.nn.Module, base_name: str, r: int = 8, lora_alpha: float = 16, **kwargs) -> Path:
     return write_adapter(path, random_adapter_weights(base, r, **kwargs), r=r, lora_alpha=lora_alpha, base_model=base_name)
+
+
+def scripted_adapter_weights(
+    model: torch.nn.Module, prompt: list[int], answer: list[int], margin: float = 100.0
+) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """A LoRA on ``lm_head`` that makes greedy decoding after ``prompt`` produce exactly ``answer``.
+
+    Built in closed form, not trained: with H the base's final hidden states at the positions
+    that predict each answer token (n × hidden), lora_A = pinv(H)^T gives H·A^T = I, and lora_B
+    puts ``margin`` on the wanted token of each position. Needs len(answer) <= hidden size.
+    Use with ``lora_alpha = r`` (scaling 1). Tests use it to script a model's reply exactly.
+    """
+    with torch.no_grad():
+        states = model.model(torch.tensor([prompt + answer[:-1]])).last_hidden_state[0].float()
+    H = states[len(prompt) - 1 :]  # (n, hidden): the states that predict answer[0..n-1]
+    if H.shape[0] > H.shape[1]:
+        raise ValueError(f"a scripted answer can have at most {H.shape[1]} tokens, got {H.shape[0]}")
+    A = torch.linalg.pinv(H).T.contiguous()  # (n, hidden)
+    B = torch.zeros(model.lm_head.out_features, len(answer))  # (vocab, n)
+    B[torch.tensor(answer), torch.arange(len(answer))] = margin
+    return {"lm_head": (A, B)}
+
+
+def write_scripted_adapter(path: Path, model: torch.nn.Module, base_name: str, prompt: list[int], answer: list[int]) -> Path:
+    weights = scripted_adapter_weights(model, prompt, answer)
+    r = len(answer)
+    return write_adapter(path, weights, r=r, lora_alpha=r, base_model=base_name)
