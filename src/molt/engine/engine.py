@@ -56,7 +56,7 @@ class LLMEngine:
         self.model = EngineModel(loaded, config.torch_dtype)
         self.cache = self.model.new_cache(config.max_num_seqs + 1, config.max_model_len)
         self.prefix = PrefixCache(config.prefix_block_size, config.prefix_cache_mb * 2**20)
-        self.adapters = AdapterManager(config.adapters_root, self.model.model, config.torch_dtype)
+        self.adapters = AdapterManager(config.adapters_root, self.model.model, config.torch_dtype, self.model.lora_layout)
         for name, path in config.lora_modules.items():
             self.adapters.load(name, path)
         self.eos_ids = set(self.renderer.stop_token_ids) | {self.tokenizer.eos_token_id}

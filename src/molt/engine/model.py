@@ -1,11 +1,20 @@
 """The engine's forward pass: Llama / Qwen3 over a batch of cached sequences, with per-row LoRA.
 
-Uses the weights (and norm/rotary modules) of the loaded transformers model, but its own loop:
-no per-step cache objects, no generation machinery, the KV cache written in place, and every
-linear layer going through ``lora_linear`` so each row can carry its own adapter.
+Uses the weights (and norm/rotary modules) of the loaded transformers model, with its own loop:
+no per-step cache objects or generation machinery, the KV cache written in place, and every
+projection going through ``lora_linear`` so each row can carry its own adapter.
+
+Key choices, all measured on 2 CPU cores:
+- q/k/v and gate/up run as one matmul each; the fused weights are views that the transformers
+  modules share, so nothing is stored twice.
+- Rows are permuted once per step so each adapter's rows are contiguous for the projections;
+  attention runs in slot order (two row gathers per layer instead of several per projection).
+- Decode attention treats the query heads that share a KV head as a short query sequence, so
+  scaled_dot_product_attention runs on (B, Hkv, G, D) queries: several times faster on CPU than
+  its ``enable_gqa`` path.
 
 Shapes: B rows, T new tokens per row (B == 1 for a prefill chunk, T == 1 for a decode step),
-Hq query heads, Hkv key/value heads, D head dim, L attended length.
+Hq query heads, Hkv key/value heads, G = Hq / Hkv, D head dim, L attended length.
 """
 
 from dataclasses import dataclass
@@ -15,10 +24,10 @@ import torch.nn.functional as F
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from molt.engine.kv_cache import SlotKVCache
-from molt.lora.layers import ServingAdapter, group_rows, lora_linear
+from molt.lora.layers import Layout, ServingAdapter, lora_linear, plan_segments
 from molt.models import LoadedModel
 
-ATTENTION, MLP = ("q_proj", "k_proj", "v_proj", "o_proj"), ("gate_proj", "up_proj", "down_proj")
+FUSED = {"qkv": ("q_proj", "k_proj", "v_proj"), "o": ("o_proj",), "gate_up": ("gate_proj", "up_proj"), "down": ("down_proj",)}
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,7 @@ class ModelShape:
     num_kv_heads: int
     head_dim: int
     hidden_size: int
+    intermediate_size: int
     vocab_size: int
 
 
@@ -42,16 +52,44 @@ class EngineModel:
             num_kv_heads=config.num_key_value_heads,
             head_dim=getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads,
             hidden_size=config.hidden_size,
+            intermediate_size=config.intermediate_size,
             vocab_size=config.vocab_size,
         )
         self.dtype = dtype
         inner = self.model.model
         self.embed, self.layers, self.norm, self.rotary = inner.embed_tokens, inner.layers, inner.norm, inner.rotary_emb
         self.qk_norm = hasattr(self.layers[0].self_attn, "q_norm")
-        self.names = [
-            {p: f"model.layers.{i}.{'self_attn' if p in ATTENTION else 'mlp'}.{p}" for p in ATTENTION + MLP}
-            for i in range(self.shape.num_layers)
-        ]
+        self.weights = [self._fuse(i, layer) for i, layer in enumerate(self.layers)]
+        self.lm_head = self.model.lm_head.weight
+
+    def _fuse(self, index: int, layer: torch.nn.Module) -> dict[str, torch.Tensor]:
+        """Stack each fused group's weights into one tensor and point the modules at views of it."""
+        fused = {}
+        for key, names in FUSED.items():
+            modules = [getattr(layer.self_attn if name in FUSED["qkv"] + FUSED["o"] else layer.mlp, name) for name in names]
+            stacked = torch.cat([m.weight.data for m in modules]) if len(modules) > 1 else modules[0].weight.data
+            row = 0
+            for module in modules:
+                module.weight = torch.nn.Parameter(stacked[row : row + module.out_features], requires_grad=False)
+                row += module.out_features
+            fused[f"model.layers.{index}.{key}"] = stacked
+        return fused
+
+    @property
+    def lora_layout(self) -> Layout:
+        """Which base modules each fused weight stacks, for preparing adapters."""
+        layout: Layout = {}
+        for i, layer in enumerate(self.layers):
+            for key, names in FUSED.items():
+                parts, row = [], 0
+                for name in names:
+                    prefix = "self_attn" if name in FUSED["qkv"] + FUSED["o"] else "mlp"
+                    module = getattr(getattr(layer, prefix), name)
+                    parts.append((f"model.layers.{i}.{prefix}.{name}", row, row + module.out_features))
+                    row += module.out_features
+                layout[f"model.layers.{i}.{key}"] = parts
+        layout["lm_head"] = [("lm_head", 0, self.shape.vocab_size)]
+        return layout
 
     def new_cache(self, num_slots: int, max_len: int) -> SlotKVCache:
         s = self.shape
@@ -72,32 +110,48 @@ class EngineModel:
         positions starts_B[b]...; their K/V are written to the cache."""
         B, T = tokens_BT.shape
         s = self.shape
+        q_size, kv_size = s.num_heads * s.head_dim, s.num_kv_heads * s.head_dim
+        permutation, segments = plan_segments(adapters_B)
+        inverse = torch.argsort(permutation) if permutation is not None else None
         positions_BT = torch.tensor(starts_B)[:, None] + torch.arange(T)
         length = max(starts_B) + T
-        mask_B1TL = (torch.arange(length) <= positions_BT[:, :, None])[:, None]
-        groups = group_rows(adapters_B, T)
-        x = self.embed(tokens_BT)  # (B, T, hidden)
-        cos, sin = self.rotary(x, positions_BT)  # (B, T, D)
+        mask = (torch.arange(length) <= positions_BT[:, :, None])[:, None]  # (B, 1, T, L)
+        tokens = tokens_BT if permutation is None else tokens_BT[permutation]
+        x = self.embed(tokens).view(B * T, -1)  # rows in segment order
+        cos, sin = self.rotary(x, positions_BT)  # (B, T, D), slot order
         for i, layer in enumerate(self.layers):
-            names, attn, mlp = self.names[i], layer.self_attn, layer.mlp
-            h = layer.input_layernorm(x).view(B * T, -1)
-            q = lora_linear(h, attn.q_proj, names["q_proj"], groups).view(B, T, s.num_heads, s.head_dim)
-            k = lora_linear(h, attn.k_proj, names["k_proj"], groups).view(B, T, s.num_kv_heads, s.head_dim)
-            v = lora_linear(h, attn.v_proj, names["v_proj"], groups).view(B, T, s.num_kv_heads, s.head_dim)
+            w, attn, prefix = self.weights[i], layer.self_attn, f"model.layers.{i}."
+            h = layer.input_layernorm(x)
+            qkv = lora_linear(h, w[prefix + "qkv"], prefix + "qkv", segments, T)
+            if inverse is not None:
+                qkv = qkv[inverse]
+            q, k, v = qkv.view(B, T, -1).split([q_size, kv_size, kv_size], dim=-1)
+            q = q.reshape(B, T, s.num_heads, s.head_dim)
+            k = k.reshape(B, T, s.num_kv_heads, s.head_dim)
             if self.qk_norm:
                 q, k = attn.q_norm(q), attn.k_norm(k)
-            q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, H, T, D)
-            q, k = apply_rotary_pos_emb(q, k, cos, sin)
+            q, k = apply_rotary_pos_emb(q.transpose(1, 2), k.transpose(1, 2), cos, sin)  # (B, H, T, D)
+            v = v.reshape(B, T, s.num_kv_heads, s.head_dim).transpose(1, 2)
             cache.write(i, slot0, starts_B, k, v)
-            keys, values = cache.view(i, slot0, B, length)  # (B, Hkv, L, D)
-            o = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask_B1TL, enable_gqa=True)
-            o = o.transpose(1, 2).reshape(B * T, s.num_heads * s.head_dim)
-            x = x + lora_linear(o, attn.o_proj, names["o_proj"], groups).view(B, T, -1)
-            h = layer.post_attention_layernorm(x).view(B * T, -1)
-            gate = lora_linear(h, mlp.gate_proj, names["gate_proj"], groups)
-            up = lora_linear(h, mlp.up_proj, names["up_proj"], groups)
-            x = x + lora_linear(F.silu(gate) * up, mlp.down_proj, names["down_proj"], groups).view(B, T, -1)
+            o = self._attend(q, *cache.view(i, slot0, B, length), mask)  # (B * T, Hq * D)
+            if permutation is not None:
+                o = o[permutation]
+            x = x + lora_linear(o, w[prefix + "o"], prefix + "o", segments, T)
+            h = layer.post_attention_layernorm(x)
+            gate, up = lora_linear(h, w[prefix + "gate_up"], prefix + "gate_up", segments, T).chunk(2, dim=-1)
+            x = x + lora_linear(F.silu(gate) * up, w[prefix + "down"], prefix + "down", segments, T)
+        x = x.view(B, T, -1)
         x = self.norm(x if all_logits else x[:, -1:])
         rows = x.shape[1]
-        logits = lora_linear(x.reshape(B * rows, -1), self.model.lm_head, "lm_head", group_rows(adapters_B, rows))
-        return logits.view(B, rows, -1).float()
+        logits = lora_linear(x.reshape(B * rows, -1), self.lm_head, "lm_head", segments, rows).view(B, rows, -1)
+        return (logits if inverse is None else logits[inverse]).float()
+
+    def _attend(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """q (B, Hq, T, D) over keys/values (B, Hkv, L, D) → (B * T, Hq * D)."""
+        B, Hq, T, D = q.shape
+        Hkv = keys.shape[1]
+        if T == 1:  # decode: the G query heads of a KV head become a length-G query
+            o = F.scaled_dot_product_attention(q.view(B, Hkv, Hq // Hkv, D), keys, values, attn_mask=mask)
+            return o.reshape(B, Hq * D)
+        o = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=True)
+        return o.transpose(1, 2).reshape(B * T, Hq * D)
