@@ -10,7 +10,7 @@ from rich.table import Table
 from molt import __version__
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: proxy serve, mint serve, train, rl, evolve, bench, hcp, registry."
+COMING = "Coming next: proxy serve, mint serve, train, rl, evolve, hcp, registry."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -22,6 +22,8 @@ app = typer.Typer(
 )
 models_app = typer.Typer(help="Inspect base models.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
+bench_app = typer.Typer(help="Benchmarks: molt and its peers side by side, with ratios.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
 engine_app = typer.Typer(help="The multi-LoRA inference engine (OpenAI + vLLM adapter API).", no_args_is_help=True)
 app.add_typer(engine_app, name="engine")
 console = Console()
@@ -140,6 +142,30 @@ def engine_serve(
         raise typer.Exit(2) from None
     err.print(f"molt engine: {config.base_name} on http://{host}:{port}/v1 (dtype {config.torch_dtype}, adapters root {config.adapters_root})")
     serve(app, host, port)
+
+
+@bench_app.command("serve")
+def bench_serve(
+    model: Source = "embedded",
+    batch_sizes: Annotated[str, typer.Option(help="Comma-separated batch sizes.")] = "1,16",
+    prompt_tokens: Annotated[int, typer.Option(min=1, help="Tokens per prompt.")] = 64,
+    new_tokens: Annotated[int, typer.Option(min=2, help="Tokens generated per sequence.")] = 64,
+    rank: Annotated[int, typer.Option(min=1, help="Rank of the 4 benchmark adapters.")] = 16,
+    conversation_tokens: Annotated[int, typer.Option(min=16, help="Length of the conversation for time to first token.")] = 1000,
+    dtype: Annotated[str, typer.Option(help="Serving dtype for every configuration: auto, float32 or bfloat16.")] = "auto",
+    repeats: Annotated[int, typer.Option(min=1, help="Timed runs per configuration (the median is reported).")] = 3,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """Decode throughput of the engine (base and 4 mixed adapters) against the raw forward loop,
+    transformers generate and PEFT mixed-adapter generate; prefix-cache time to first token."""
+    from molt.bench.report import print_json
+    from molt.bench.serve import ServeBenchConfig, run
+
+    sizes = tuple(int(b) for b in batch_sizes.split(","))
+    config = ServeBenchConfig(model, sizes, prompt_tokens, new_tokens, rank, conversation_tokens, dtype, repeats)
+    result = run(config, err if json_output else console)
+    if json_output:
+        print_json(result)
 
 
 def _version(value: bool) -> None:

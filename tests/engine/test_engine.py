@@ -163,7 +163,7 @@ def test_abort_frees_the_slot_and_leaves_others_intact(tiny_root):
     while engine.has_work():
         for out in engine.step():
             got.setdefault(out.request_id, []).append(out)
-    assert got["r1"][-1].finish_reason == "abort" and engine.decoding == [] and engine.prefilling is None
+    assert got["r1"][-1].finish_reason == "abort" and engine.decoding == [] and engine.prefilling == []
     for i in (0, 2, 3):
         assert tokens(got[f"r{i}"]) == tokens(engine.generate([p[i]], params, [ADAPTERS[i]])[0])
 
@@ -198,3 +198,27 @@ def test_bad_requests_are_refused(tiny_root):
     with pytest.raises(ValueError, match="invalid top_p"):
         SamplingParams(top_p=0)
     assert not engine.has_work()
+
+
+def test_prefill_rows_with_different_starts_share_one_forward(tiny_root):
+    """One prompt resumes after a prefix-cache hit (start > 0), another starts cold, a third is
+    short and padded: all three are prefilled in the same forward and each produces exactly what
+    a cold engine produces for it alone."""
+    engine, cold = tiny_engine(tiny_root), tiny_engine(tiny_root, prefix_cache_mb=0)
+    p = prompts(engine)
+    params = SamplingParams(max_tokens=5, temperature=0)
+    engine.generate([p[0]], params, ["a1"])
+    resumed = p[0] + engine.tokenizer.encode(" Tell me more about it, please.")
+    batch = [(resumed, "a1"), (p[2], "a2"), (p[3][:9], None)]
+    for i, (prompt, adapter) in enumerate(batch):
+        engine.add_request(f"row{i}", prompt, params, adapter)
+    events: dict[str, list] = {}
+    for out in engine.step():
+        events.setdefault(out.request_id, []).append(out)
+    assert len(engine.decoding) == 3  # all three finished prefill in the first step
+    while engine.has_work():
+        for out in engine.step():
+            events.setdefault(out.request_id, []).append(out)
+    assert events["row0"][-1].num_cached_tokens > 0
+    for i, (prompt, adapter) in enumerate(batch):
+        assert tokens(events[f"row{i}"]) == tokens(cold.generate([prompt], params, [adapter])[0])

@@ -37,3 +37,13 @@ def test_bf16_stays_close_to_fp32():
     a = fp32.forward(tokens, [0], 0, fp32.new_cache(1, 32), [None], all_logits=True)
     b = bf16.forward(tokens, [0], 0, bf16.new_cache(1, 32), [None], all_logits=True)
     assert b.dtype == torch.float32 and (a - b).abs().max() < 0.05 * a.abs().max()
+
+
+def test_packed_weights_give_identical_logits():
+    """oneDNN-packed weights are a layout change only: logits must be bit-identical to plain ones."""
+    packed = EngineModel(load_model("tiny"), torch.bfloat16, packed=True)
+    plain = EngineModel(load_model("tiny"), torch.bfloat16, packed=False)
+    tokens = torch.tensor([PROMPT])
+    a = packed.forward(tokens, [0], 0, packed.new_cache(1, 32), [None], all_logits=True)
+    b = plain.forward(tokens, [0], 0, plain.new_cache(1, 32), [None], all_logits=True)
+    assert torch.equal(a, b)

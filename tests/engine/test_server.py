@@ -165,7 +165,7 @@ def test_client_disconnect_cancels_the_request(server):
         time.sleep(0.1)
     assert metric(url, "molt_requests_running") == 0
     assert metric(url, "molt_generation_tokens_total") - before < 2000
-    assert not engine.decoding and engine.prefilling is None
+    assert not engine.decoding and engine.prefilling == []
 
 
 def test_health_and_metrics(server):

@@ -59,7 +59,7 @@ def test_200_concurrent_streams_with_disconnects(tiny_root):
             if not engine.has_work():
                 break
             asyncio.run(asyncio.sleep(0.1))
-        assert not engine.has_work() and not engine.decoding and engine.prefilling is None
+        assert not engine.has_work() and not engine.decoding and engine.prefilling == []
         assert app.state.service.async_engine._queues == {}
         assert engine.prefix.num_bytes <= engine.prefix.budget_bytes
         after = openai.OpenAI(base_url=url + "/v1", api_key="unused").chat.completions.create(

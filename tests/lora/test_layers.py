@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from molt.lora.format import read_adapter
-from molt.lora.layers import ServingAdapter, lora_linear, plan_segments, reference_lora_linear
+from molt.lora.layers import ServingAdapter, add_lora, plan_batch, reference_lora_linear
 from molt.lora.synthetic import write_random_adapter
 
 
@@ -24,7 +24,7 @@ def adapters(tmp_path_factory):
     return prepared
 
 
-@pytest.mark.parametrize("pattern", ["all-none", "one-adapter", "interleaved", "with-none"])
+@pytest.mark.parametrize("pattern", ["all-none", "one-adapter", "interleaved", "with-none", "equal-groups"])
 def test_segments_match_the_reference(adapters, pattern):
     """Rows are permuted into adapter segments, run through the kernel and permuted back; every
     row must equal the reference computed row by row with its own adapter."""
@@ -32,16 +32,19 @@ def test_segments_match_the_reference(adapters, pattern):
     rows = {
         "all-none": [None] * 5,
         "one-adapter": [b] * 5,
-        "interleaved": [a, b, c, a, c, b, a],
+        "interleaved": [a, b, c, a, c, b, a],  # unequal segments: padded grouped GEMM
         "with-none": [None, c, None, a, c],
+        "equal-groups": [a, b, a, b],  # equal segments: grouped GEMM without padding
     }[pattern]
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(len(rows), 64, generator=generator)
     weight = torch.randn(128, 64, generator=generator)
     expected = reference_lora_linear(x, weight, "qkv", rows)
-    permutation, segments = plan_segments(rows)
+    batch = plan_batch(rows)
+    permutation = batch.permutation
+    assert (batch.stacked is not None) == (pattern in ("interleaved", "with-none", "equal-groups"))
     x_perm = x if permutation is None else x[permutation]
-    y_perm = lora_linear(x_perm, weight, "qkv", segments)
+    y_perm = add_lora(x_perm @ weight.T, x_perm, "qkv", batch)
     y = y_perm if permutation is None else y_perm[torch.argsort(permutation)]
     torch.testing.assert_close(y, expected)
     if pattern != "all-none":

@@ -40,6 +40,8 @@ class EngineConfig(BaseModel):
     """Adapter paths in load requests must resolve inside this folder."""
     lora_modules: dict[str, str] = {}
     """Adapters loaded at start: name → folder (relative to adapters_root, or inside it)."""
+    packed_weights: bool = True
+    """Pack projection weights for oneDNN once at start (faster matmuls, identical results)."""
     served_model_name: str | None = None
     """Name of the base model in the API; defaults to the model source."""
 

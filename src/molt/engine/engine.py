@@ -2,12 +2,14 @@
 
 One ``step()`` is: 1 drop aborted → 2 admit → 3 prefill one chunk → 4 decode all running rows →
 5 finish → 6 emit. Requests join and leave between steps; one decode batch mixes adapters and
-base-only rows. Prefill runs one sequence at a time in chunks of at most ``max_prefill_chunk``
-tokens, interleaved with the decode step, so a long prompt delays running requests by one
-chunk per step rather than by its whole length.
+base-only rows. Prefill is chunked: each step spends at most ``max_prefill_chunk`` prompt tokens,
+in arrival order, over the sequences being prefilled (several short prompts share one forward as
+right-padded rows), interleaved with the decode step, so a long prompt delays running requests
+by one chunk per step rather than by its whole length.
 
-Slot invariant (see ``kv_cache.py``): decoding sequences occupy slots 0..n-1, the sequence being
-prefilled (at most one) occupies slot n.
+Slot invariant (see ``kv_cache.py``): decoding sequences occupy slots 0..n-1, the sequences being
+prefilled occupy the slots after them, in arrival order. A prompt finishes prefilling only after
+every prompt before it, so finished ones always leave from the front of that list.
 
 Single-threaded by design: ``AsyncEngine`` runs ``step()`` on one thread and talks to it only
 through ``add_request`` / ``abort``, which are safe to call from other threads.
@@ -53,16 +55,17 @@ class LLMEngine:
         loaded = loaded or load_model(config.model)
         self.tokenizer = loaded.tokenizer
         self.renderer = get_renderer(loaded.tokenizer)
-        self.model = EngineModel(loaded, config.torch_dtype)
-        self.cache = self.model.new_cache(config.max_num_seqs + 1, config.max_model_len)
+        self.model = EngineModel(loaded, config.torch_dtype, config.packed_weights)
+        # one chunk of headroom: a short prompt padded to the step's widest chunk writes past its end
+        self.cache = self.model.new_cache(config.max_num_seqs, config.max_model_len + config.max_prefill_chunk)
         self.prefix = PrefixCache(config.prefix_block_size, config.prefix_cache_mb * 2**20)
-        self.adapters = AdapterManager(config.adapters_root, self.model.model, config.torch_dtype, self.model.lora_layout)
+        self.adapters = AdapterManager(config.adapters_root, self.model.model, config.torch_dtype, self.model.layout)
         for name, path in config.lora_modules.items():
             self.adapters.load(name, path)
         self.eos_ids = set(self.renderer.stop_token_ids) | {self.tokenizer.eos_token_id}
         self.waiting: deque[Sequence] = deque()
         self.decoding: list[Sequence] = []  # slot i holds decoding[i]
-        self.prefilling: Sequence | None = None  # slot len(decoding)
+        self.prefilling: list[Sequence] = []  # slots len(decoding)...
         self._aborts: set[str] = set()
         self._lock = threading.Lock()
         self._arrivals = itertools.count()
@@ -95,6 +98,10 @@ class LLMEngine:
     def has_work(self) -> bool:
         return bool(self.waiting or self.decoding or self.prefilling or self._aborts)
 
+    def _move(self, seq: Sequence, slot: int) -> None:
+        self.cache.move(seq.slot, slot, seq.num_computed)
+        seq.slot = slot
+
     # -- the loop (engine thread) ----------------------------------------------------------------
     def step(self) -> list[SequenceOutput]:
         outputs: list[SequenceOutput] = []
@@ -102,8 +109,7 @@ class LLMEngine:
         self._admit()  # 2
         prefilled = self._prefill_chunk()  # 3
         self._decode()  # 4
-        if prefilled:
-            self.decoding.append(prefilled)
+        self.decoding += prefilled
         for seq in list(self.decoding):  # 5 + 6
             outputs.extend(self._emit(seq))
         self.steps += 1
@@ -114,48 +120,63 @@ class LLMEngine:
             aborts, self._aborts = self._aborts, set()
             dropped = [s for s in self.waiting if s.request_id in aborts]
             self.waiting = deque(s for s in self.waiting if s.request_id not in aborts)
-        running = [*self.decoding, *([self.prefilling] if self.prefilling else [])]
+        running = [*self.decoding, *self.prefilling]
         for seq in dropped + [s for s in running if s.request_id in aborts]:
             seq.finish_reason = "abort"
             outputs.extend(self._emit(seq))
 
     def _admit(self) -> None:
-        if self.prefilling or len(self.decoding) >= self.config.max_num_seqs:
-            return
-        with self._lock:
-            if not self.waiting:
-                return
-            seq = self.waiting.popleft()
-        seq.status, seq.slot = Status.PREFILLING, len(self.decoding)
-        if not seq.params.prompt_logprobs and self.config.prefix_cache_mb:
-            seq.num_cached = seq.num_computed = self.prefix.load(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
-        if seq.params.prompt_logprobs:
-            seq.prompt_logprobs = [None]
-        self.prefilling = seq
+        while len(self.decoding) + len(self.prefilling) < self.config.max_num_seqs:
+            with self._lock:
+                if not self.waiting:
+                    return
+                seq = self.waiting.popleft()
+            seq.status, seq.slot = Status.PREFILLING, len(self.decoding) + len(self.prefilling)
+            if seq.params.prompt_logprobs:
+                seq.prompt_logprobs = [None]
+            elif self.config.prefix_cache_mb:
+                seq.num_cached = seq.num_computed = self.prefix.load(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
+            self.prefilling.append(seq)
 
-    def _prefill_chunk(self) -> Sequence | None:
-        """Run one chunk of the prefilling sequence; return it once its prompt is done."""
-        seq = self.prefilling
-        if seq is None:
-            return None
-        start = seq.num_computed
-        chunk = seq.prompt_ids[start : start + self.config.max_prefill_chunk]
-        want_all = seq.params.prompt_logprobs
+    def _prefill_chunk(self) -> list[Sequence]:
+        """Spend this step's prompt-token budget on the front of the prefilling list, in one
+        forward; return the sequences whose prompts are now done (a prefix of the list)."""
+        rows, chunks, budget = [], [], self.config.max_prefill_chunk
+        for seq in self.prefilling:
+            if budget == 0 or (rows and (seq.params.prompt_logprobs or rows[0].params.prompt_logprobs)):
+                break  # a sequence that wants every prompt logit is prefilled on its own
+            chunk = seq.prompt_ids[seq.num_computed : seq.num_computed + budget]
+            rows.append(seq)
+            chunks.append(chunk)
+            budget -= len(chunk)
+        if not rows:
+            return []
+        want_all = rows[0].params.prompt_logprobs
+        width = max(len(c) for c in chunks)
+        tokens = torch.tensor([c + [0] * (width - len(c)) for c in chunks])  # right-padded; padding is never attended
         logits = self.model.forward(
-            torch.tensor([chunk]), [start], seq.slot, self.cache, [seq.adapter], all_logits=want_all
-        )[0]  # (T or 1, V)
-        seq.num_computed += len(chunk)
-        if want_all:
-            targets = seq.prompt_ids[start + 1 : seq.num_computed + 1]
-            logprobs = torch.log_softmax(logits[: len(targets)], -1)
-            seq.prompt_logprobs += logprobs[torch.arange(len(targets)), torch.tensor(targets)].tolist()
-        if seq.num_computed < len(seq.prompt_ids):
-            return None
-        if self.config.prefix_cache_mb:
-            self.prefix.store(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
-        self._append(seq, *[x[0] for x in sample(logits[-1:], [seq.params], [seq.generator])])
-        self.prefilling, seq.status = None, Status.DECODING
-        return seq
+            tokens, [s.num_computed for s in rows], rows[0].slot, self.cache, [s.adapter for s in rows],
+            all_logits=want_all, last_B=[len(c) - 1 for c in chunks],
+        )  # (B, T or 1, V)
+        for seq, chunk in zip(rows, chunks):
+            start, seq.num_computed = seq.num_computed, seq.num_computed + len(chunk)
+            if want_all:
+                targets = seq.prompt_ids[start + 1 : seq.num_computed + 1]
+                logprobs = torch.log_softmax(logits[0, : len(targets)], -1)
+                seq.prompt_logprobs += logprobs[torch.arange(len(targets)), torch.tensor(targets)].tolist()
+        done = [i for i, seq in enumerate(rows) if seq.num_computed == len(seq.prompt_ids)]
+        if not done:
+            return []
+        last = logits[done, -1] if not want_all else logits[0, len(chunks[0]) - 1 :][:1]
+        tokens, logprobs = sample(last, [rows[i].params for i in done], [rows[i].generator for i in done])
+        finished = [rows[i] for i in done]
+        for seq, token, logprob in zip(finished, tokens, logprobs):
+            if self.config.prefix_cache_mb:
+                self.prefix.store(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
+            self._append(seq, token, logprob)
+            seq.status = Status.DECODING
+        self.prefilling = self.prefilling[len(finished) :]
+        return finished
 
     def _decode(self) -> None:
         rows = [s for s in self.decoding if s.status is Status.DECODING]
@@ -174,7 +195,7 @@ class LLMEngine:
         seq.output_ids.append(token)
         seq.output_logprobs.append(logprob)
         self.generated_tokens += 1
-        if token in self.eos_ids or token in seq.params.stop_token_ids:
+        if (token in self.eos_ids and not seq.params.ignore_eos) or token in seq.params.stop_token_ids:
             seq.finish_reason = "stop"
         elif len(seq.output_ids) >= seq.params.max_tokens or len(seq.all_ids) >= self.config.max_model_len:
             seq.finish_reason = "length"
@@ -208,26 +229,27 @@ class LLMEngine:
 
     def _release(self, seq: Sequence) -> None:
         """Keep the finished sequence's blocks for prefix reuse and compact the slots."""
-        if seq is self.prefilling:
-            self.prefilling = None
-            return
         if seq.slot is None:  # never admitted
+            return
+        if seq in self.prefilling:
+            hole = self.prefilling.index(seq)
+            self.prefilling.remove(seq)
+            for later in self.prefilling[hole:]:
+                self._move(later, later.slot - 1)
             return
         if seq.finish_reason != "abort" and self.config.prefix_cache_mb:
             self.prefix.store(seq.prefix_root, seq.all_ids[: seq.num_computed], self.cache, seq.slot)
         hole = self.decoding.index(seq)
         last = self.decoding.pop()
         if last is not seq:
-            self.cache.move(last.slot, hole, last.num_computed)
-            last.slot = hole
+            self._move(last, hole)
             self.decoding[hole] = last
-        if self.prefilling:
-            self.cache.move(self.prefilling.slot, len(self.decoding), self.prefilling.num_computed)
-            self.prefilling.slot = len(self.decoding)
+        for waiting in self.prefilling:
+            self._move(waiting, waiting.slot - 1)
 
     def stats(self) -> EngineStats:
         return EngineStats(
-            running=len(self.decoding) + bool(self.prefilling),
+            running=len(self.decoding) + len(self.prefilling),
             waiting=len(self.waiting),
             prefix_hit_tokens=self.prefix.stats.hit_tokens,
             prefix_miss_tokens=self.prefix.stats.miss_tokens,

@@ -24,14 +24,14 @@ class SlotKVCache:
         return 2 * self.k.numel() * self.k.element_size()
 
     def write(self, layer: int, slot0: int, starts: list[int], k: torch.Tensor, v: torch.Tensor) -> None:
-        """Store k, v (B, kv_heads, T, head_dim) of rows in slots slot0.. at their start positions.
-        Either one row (a prefill chunk) or one token per row (a decode step)."""
+        """Store k, v (B, kv_heads, T, head_dim) of rows in slots slot0.. at their start positions:
+        prefill chunks (T tokens per row) or a decode step (one token per row, one indexed write)."""
         B, _, T, _ = k.shape
-        if B == 1:
-            self.k[layer, slot0, :, starts[0] : starts[0] + T] = k[0]
-            self.v[layer, slot0, :, starts[0] : starts[0] + T] = v[0]
+        if T > 1 or B == 1:
+            for b in range(B):
+                self.k[layer, slot0 + b, :, starts[b] : starts[b] + T] = k[b]
+                self.v[layer, slot0 + b, :, starts[b] : starts[b] + T] = v[b]
             return
-        assert T == 1, "a multi-row write must be one decode token per row"
         slots = torch.arange(slot0, slot0 + B)
         positions = torch.tensor(starts)
         self.k[layer, slots, :, positions] = k[:, :, 0]

@@ -24,7 +24,8 @@ import torch.nn.functional as F
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
 from molt.engine.kv_cache import SlotKVCache
-from molt.lora.layers import Layout, ServingAdapter, lora_linear, plan_segments
+from molt.engine.linear import linear, pack
+from molt.lora.layers import Layout, LoraBatch, ServingAdapter, add_lora, plan_batch
 from molt.models import LoadedModel
 
 FUSED = {"qkv": ("q_proj", "k_proj", "v_proj"), "o": ("o_proj",), "gate_up": ("gate_proj", "up_proj"), "down": ("down_proj",)}
@@ -42,7 +43,7 @@ class ModelShape:
 
 
 class EngineModel:
-    def __init__(self, loaded: LoadedModel, dtype: torch.dtype):
+    def __init__(self, loaded: LoadedModel, dtype: torch.dtype, packed: bool = True):
         self.model = loaded.model.to(dtype).eval()
         self.model.requires_grad_(False)
         config = self.model.config
@@ -59,24 +60,23 @@ class EngineModel:
         inner = self.model.model
         self.embed, self.layers, self.norm, self.rotary = inner.embed_tokens, inner.layers, inner.norm, inner.rotary_emb
         self.qk_norm = hasattr(self.layers[0].self_attn, "q_norm")
-        self.weights = [self._fuse(i, layer) for i, layer in enumerate(self.layers)]
-        self.lm_head = self.model.lm_head.weight
+        self.layout = self._layout()
+        self.weights = [self._fuse(i, layer, packed) for i, layer in enumerate(self.layers)]
+        self.lm_head = pack(self.model.lm_head.weight.data, packed)
 
-    def _fuse(self, index: int, layer: torch.nn.Module) -> dict[str, torch.Tensor]:
-        """Stack each fused group's weights into one tensor and point the modules at views of it."""
+    def _fuse(self, index: int, layer: torch.nn.Module, packed: bool) -> dict[str, torch.Tensor]:
+        """Stack each fused group's weights into one packed tensor. The engine owns the loaded
+        model: its projection modules keep their shapes (adapters are checked against them) but
+        hand their weights over, so nothing is stored twice."""
         fused = {}
         for key, names in FUSED.items():
             modules = [getattr(layer.self_attn if name in FUSED["qkv"] + FUSED["o"] else layer.mlp, name) for name in names]
-            stacked = torch.cat([m.weight.data for m in modules]) if len(modules) > 1 else modules[0].weight.data
-            row = 0
+            fused[f"model.layers.{index}.{key}"] = pack(torch.cat([m.weight.data for m in modules]), packed)
             for module in modules:
-                module.weight = torch.nn.Parameter(stacked[row : row + module.out_features], requires_grad=False)
-                row += module.out_features
-            fused[f"model.layers.{index}.{key}"] = stacked
+                module.weight = torch.nn.Parameter(torch.empty(0, dtype=self.dtype), requires_grad=False)
         return fused
 
-    @property
-    def lora_layout(self) -> Layout:
+    def _layout(self) -> Layout:
         """Which base modules each fused weight stacks, for preparing adapters."""
         layout: Layout = {}
         for i, layer in enumerate(self.layers):
@@ -104,14 +104,18 @@ class EngineModel:
         cache: SlotKVCache,
         adapters_B: list[ServingAdapter | None],
         all_logits: bool = False,
+        last_B: list[int] | None = None,
     ) -> torch.Tensor:
         """Logits (float32) for the last token of each row, or for every token with ``all_logits``:
         (B, 1 or T, vocab). Rows live in cache slots slot0..slot0+B-1; row b's new tokens sit at
-        positions starts_B[b]...; their K/V are written to the cache."""
+        positions starts_B[b]...; their K/V are written to the cache. Rows of a prefill may be
+        right-padded: ``last_B`` gives each row's last real token (default: the last column);
+        padded positions get K/V that no real token attends to and that later tokens overwrite."""
         B, T = tokens_BT.shape
         s = self.shape
         q_size, kv_size = s.num_heads * s.head_dim, s.num_kv_heads * s.head_dim
-        permutation, segments = plan_segments(adapters_B)
+        batch = plan_batch(adapters_B, T)
+        permutation = batch.permutation
         inverse = torch.argsort(permutation) if permutation is not None else None
         positions_BT = torch.tensor(starts_B)[:, None] + torch.arange(T)
         length = max(starts_B) + T
@@ -122,10 +126,9 @@ class EngineModel:
         for i, layer in enumerate(self.layers):
             w, attn, prefix = self.weights[i], layer.self_attn, f"model.layers.{i}."
             h = layer.input_layernorm(x)
-            qkv = lora_linear(h, w[prefix + "qkv"], prefix + "qkv", segments, T)
-            if inverse is not None:
-                qkv = qkv[inverse]
-            q, k, v = qkv.view(B, T, -1).split([q_size, kv_size, kv_size], dim=-1)
+            qkv = self._project(h, w, prefix + "qkv", batch)
+            qkv = qkv.view(B, T, -1) if inverse is None else qkv.view(B, T, -1)[inverse]
+            q, k, v = qkv.split([q_size, kv_size, kv_size], dim=-1)
             q = q.reshape(B, T, s.num_heads, s.head_dim)
             k = k.reshape(B, T, s.num_kv_heads, s.head_dim)
             if self.qk_norm:
@@ -135,16 +138,24 @@ class EngineModel:
             cache.write(i, slot0, starts_B, k, v)
             o = self._attend(q, *cache.view(i, slot0, B, length), mask)  # (B * T, Hq * D)
             if permutation is not None:
-                o = o[permutation]
-            x = x + lora_linear(o, w[prefix + "o"], prefix + "o", segments, T)
+                o = o.view(B, T, -1)[permutation].view(B * T, -1)
+            x = x + self._project(o, w, prefix + "o", batch)
             h = layer.post_attention_layernorm(x)
-            gate, up = lora_linear(h, w[prefix + "gate_up"], prefix + "gate_up", segments, T).chunk(2, dim=-1)
-            x = x + lora_linear(F.silu(gate) * up, w[prefix + "down"], prefix + "down", segments, T)
+            gate, up = self._project(h, w, prefix + "gate_up", batch).chunk(2, dim=-1)
+            x = x + self._project(F.silu(gate) * up, w, prefix + "down", batch)
         x = x.view(B, T, -1)
-        x = self.norm(x if all_logits else x[:, -1:])
+        if not all_logits:
+            last = torch.full((B,), T - 1) if last_B is None else torch.tensor(last_B)
+            x = x[torch.arange(B), last if permutation is None else last[permutation]][:, None]
+        x = self.norm(x)
         rows = x.shape[1]
-        logits = lora_linear(x.reshape(B * rows, -1), self.lm_head, "lm_head", segments, rows).view(B, rows, -1)
+        head = plan_batch(adapters_B, rows) if rows != T else batch
+        logits = self._project(x.reshape(B * rows, -1), {"lm_head": self.lm_head}, "lm_head", head).view(B, rows, -1)
         return (logits if inverse is None else logits[inverse]).float()
+
+    @staticmethod
+    def _project(x: torch.Tensor, weights: dict[str, torch.Tensor], key: str, batch: LoraBatch) -> torch.Tensor:
+        return add_lora(linear(x, weights[key]), x, key, batch)
 
     def _attend(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """q (B, Hq, T, D) over keys/values (B, Hkv, L, D) → (B * T, Hq * D)."""

@@ -31,6 +31,7 @@ class SamplingFields(OpenAIBody):
     top_k: int = Field(0, ge=-1)
     stop_token_ids: list[int] = []
     prompt_logprobs: bool = False
+    ignore_eos: bool = False
     return_token_ids: bool = False
     """Add ``token_ids`` (and ``prompt_token_ids``) to each choice, as vLLM does; RL needs the exact tokens."""
 

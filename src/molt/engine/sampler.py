@@ -6,7 +6,7 @@ logprobs. Each sequence with a seed owns a torch.Generator, so a seeded request 
 tokens alone or inside any batch.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -33,7 +33,8 @@ class SamplingParams:
     """Return the logprob of each sampled token."""
     prompt_logprobs: bool = False
     """Return the logprob of each prompt token given the tokens before it."""
-    extra: dict = field(default_factory=dict, compare=False)
+    ignore_eos: bool = False
+    """Keep generating past the end-of-turn token (benchmarks: fixed output lengths)."""
 
     def __post_init__(self) -> None:
         checks = {

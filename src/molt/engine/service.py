@@ -93,6 +93,7 @@ class EngineService:
             n=body.n,
             logprobs=logprobs,
             prompt_logprobs=body.prompt_logprobs,
+            ignore_eos=body.ignore_eos,
         )
 
     def chat_prompt(self, body: ChatCompletionRequest) -> tuple[list[int], list[dict] | None]:
