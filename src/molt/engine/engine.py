@@ -57,9 +57,9 @@ class LLMEngine:
         self.renderer = get_renderer(loaded.tokenizer)
         self.model = EngineModel(loaded, config.torch_dtype, config.packed_weights)
         # one chunk of headroom: a short prompt padded to the step's widest chunk writes past its end
-        self.cache = self.model.new_cache(config.max_num_seqs, config.max_model_len + config.max_prefill_chunk)
+        self.cache = self.model.new_cache(config.max_num_seqs, config.max_model_len + config.max_prefill_chunk, config.torch_kv_cache_dtype)
         self.prefix = PrefixCache(config.prefix_block_size, config.prefix_cache_mb * 2**20)
-        self.adapters = AdapterManager(config.adapters_root, self.model.model, config.torch_dtype, self.model.layout)
+        self.adapters = AdapterManager(config.adapters_root, self.model.model, self.model.layout)
         for name, path in config.lora_modules.items():
             self.adapters.load(name, path)
         self.eos_ids = set(self.renderer.stop_token_ids) | {self.tokenizer.eos_token_id}

@@ -27,6 +27,7 @@ class SlotKVCache:
         """Store k, v (B, kv_heads, T, head_dim) of rows in slots slot0.. at their start positions:
         prefill chunks (T tokens per row) or a decode step (one token per row, one indexed write)."""
         B, _, T, _ = k.shape
+        k, v = k.to(self.k.dtype), v.to(self.v.dtype)
         if T > 1 or B == 1:
             for b in range(B):
                 self.k[layer, slot0 + b, :, starts[b] : starts[b] + T] = k[b]

@@ -91,9 +91,9 @@ class EngineModel:
         layout["lm_head"] = [("lm_head", 0, self.shape.vocab_size)]
         return layout
 
-    def new_cache(self, num_slots: int, max_len: int) -> SlotKVCache:
+    def new_cache(self, num_slots: int, max_len: int, dtype: torch.dtype | None = None) -> SlotKVCache:
         s = self.shape
-        return SlotKVCache(s.num_layers, num_slots, s.num_kv_heads, max_len, s.head_dim, self.dtype)
+        return SlotKVCache(s.num_layers, num_slots, s.num_kv_heads, max_len, s.head_dim, dtype or self.dtype)
 
     @torch.inference_mode()
     def forward(
@@ -136,7 +136,7 @@ class EngineModel:
             q, k = apply_rotary_pos_emb(q.transpose(1, 2), k.transpose(1, 2), cos, sin)  # (B, H, T, D)
             v = v.reshape(B, T, s.num_kv_heads, s.head_dim).transpose(1, 2)
             cache.write(i, slot0, starts_B, k, v)
-            o = self._attend(q, *cache.view(i, slot0, B, length), mask)  # (B * T, Hq * D)
+            o = self._attend(q, *cache.view(i, slot0, B, length), mask).to(x.dtype)  # (B * T, Hq * D)
             if permutation is not None:
                 o = o.view(B, T, -1)[permutation].view(B * T, -1)
             x = x + self._project(o, w, prefix + "o", batch)
@@ -161,6 +161,7 @@ class EngineModel:
         """q (B, Hq, T, D) over keys/values (B, Hkv, L, D) → (B * T, Hq * D)."""
         B, Hq, T, D = q.shape
         Hkv = keys.shape[1]
+        q = q.to(keys.dtype)
         if T == 1:  # decode: the G query heads of a KV head become a length-G query
             o = F.scaled_dot_product_attention(q.view(B, Hkv, Hq // Hkv, D), keys, values, attn_mask=mask)
             return o.reshape(B, Hq * D)

