@@ -109,6 +109,7 @@ def engine_serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8001,
     dtype: Annotated[str, typer.Option(help=_engine_help("dtype"))] = "auto",
+    kv_cache_dtype: Annotated[str, typer.Option(help=_engine_help("kv_cache_dtype"))] = "auto",
     max_num_seqs: Annotated[int, typer.Option(help=_engine_help("max_num_seqs"))] = 16,
     max_model_len: Annotated[int, typer.Option(help=_engine_help("max_model_len"))] = 2048,
     max_prefill_chunk: Annotated[int, typer.Option(help=_engine_help("max_prefill_chunk"))] = 256,
@@ -130,7 +131,7 @@ def engine_serve(
         err.print("[bold red]error:[/] --lora takes NAME=PATH")
         raise typer.Exit(2)
     options = dict(
-        model=model, dtype=dtype, max_num_seqs=max_num_seqs, max_model_len=max_model_len,
+        model=model, dtype=dtype, kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs, max_model_len=max_model_len,
         max_prefill_chunk=max_prefill_chunk, prefix_cache_mb=prefix_cache_mb,
         lora_modules={name: path for name, _, path in pairs}, served_model_name=served_model_name,
     )

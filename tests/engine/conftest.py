@@ -11,10 +11,11 @@ ADAPTERS = ("a0", "a1", "a2", "a3")
 
 
 @pytest.fixture(scope="session")
-def adapters_root(tmp_path_factory):
-    """Four random adapters over the embedded base, small enough to keep its answers fluent."""
+def adapters_root(tmp_path_factory, embedded):
+    """Four random adapters over the embedded base, strong enough to change its answers. Goes
+    through the ``embedded`` fixture, whose first load in the session is the conversion."""
     root = tmp_path_factory.mktemp("adapters")
-    base = load_model("embedded").model
+    base = embedded.model
     for i, name in enumerate(ADAPTERS):
         write_random_adapter(root / name, base, "embedded", r=8, lora_alpha=16, seed=i, std=0.06)
     return root

@@ -222,3 +222,19 @@ def test_prefill_rows_with_different_starts_share_one_forward(tiny_root):
     assert events["row0"][-1].num_cached_tokens > 0
     for i, (prompt, adapter) in enumerate(batch):
         assert tokens(events[f"row{i}"]) == tokens(cold.generate([prompt], params, [adapter])[0])
+
+
+def test_qwen3_adapter_greedy_equals_peft(tmp_path):
+    """The second architecture end to end: a Qwen3 engine (q/k norms) with an adapter matches PEFT,
+    and the adapter changes the output."""
+    from molt.engine.config import EngineConfig
+    from molt.engine.engine import LLMEngine
+
+    base = load_model("tiny:qwen3", seed=5)
+    write_random_adapter(tmp_path / "q", base.model, "tiny:qwen3", r=4, seed=2, std=0.5)
+    engine = LLMEngine(EngineConfig(model="tiny:qwen3", dtype="float32", adapters_root=tmp_path, lora_modules={"q": "q"}), load_model("tiny:qwen3", seed=5))
+    peft = PeftModel.from_pretrained(load_model("tiny:qwen3", seed=5).model, str(tmp_path / "q")).eval()
+    for prompt in prompts(engine)[:2]:
+        ours = tokens(engine.generate([prompt], GREEDY, ["q"])[0])
+        assert ours == hf_greedy(peft, prompt)
+        assert ours != tokens(engine.generate([prompt], GREEDY)[0])

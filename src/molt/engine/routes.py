@@ -56,22 +56,22 @@ async def sse(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
         yield "data: [DONE]\n\n"
 
 
-@router.post("/v1/chat/completions")
-async def chat_completions(body: ChatCompletionRequest, request: Request):
-    run, outputs = service(request).start_chat(body)
-    if body.stream:
+async def respond(request: Request, stream: bool, run, outputs):
+    """SSE for a streaming request; otherwise the collected JSON (or 499 if the client left)."""
+    if stream:
         return StreamingResponse(sse(run.stream(outputs)), media_type="text/event-stream")
     result = await until_disconnected(request, run.collect(outputs))
     return result if isinstance(result, Response) else JSONResponse(result)
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(body: ChatCompletionRequest, request: Request):
+    return await respond(request, body.stream, *service(request).start_chat(body))
 
 
 @router.post("/v1/completions")
 async def completions(body: CompletionRequest, request: Request):
-    run, outputs = service(request).start_completion(body)
-    if body.stream:
-        return StreamingResponse(sse(run.stream(outputs)), media_type="text/event-stream")
-    result = await until_disconnected(request, run.collect(outputs))
-    return result if isinstance(result, Response) else JSONResponse(result)
+    return await respond(request, body.stream, *service(request).start_completion(body))
 
 
 @router.get("/v1/models")

@@ -16,6 +16,8 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from molt.jsonfile import read_json_object
+
 CONFIG_FILE = "adapter_config.json"
 WEIGHTS_FILE = "adapter_model.safetensors"
 _KEY = re.compile(r"^base_model\.model\.(?P<module>.+)\.lora_(?P<AB>[AB])(?:\.default)?\.weight$")
@@ -74,11 +76,8 @@ def _read_config(path: Path) -> dict:
         raise AdapterError(f"no adapter folder at {path}")
     if not file.is_file():
         raise AdapterError(f"{path}: no {CONFIG_FILE} (expected a PEFT LoRA adapter folder)")
-    try:
-        config = json.loads(file.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise AdapterError(f"{file}: not valid JSON ({e})") from e
-    if not isinstance(config, dict) or config.get("peft_type", "LORA") != "LORA":
+    config = read_json_object(file, AdapterError)
+    if config.get("peft_type", "LORA") != "LORA":
         raise AdapterError(f"{file}: peft_type must be 'LORA'")
     if not isinstance(config.get("r"), int) or config["r"] <= 0:
         raise AdapterError(f"{file}: 'r' must be a positive integer")

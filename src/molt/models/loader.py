@@ -7,7 +7,6 @@
   tensors), because transformers would otherwise initialise missing weights at random and carry on.
 """
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ import torch
 from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
+from molt.jsonfile import read_json_object
 from molt.models.architectures import check_model_type
 from molt.models.embedded import embedded_gguf_path
 from molt.models.errors import CorruptModelError, ModelNotFoundError
@@ -111,13 +111,7 @@ def read_config(path: Path) -> dict:
     config = path / "config.json"
     if not config.is_file():
         raise ModelNotFoundError(f"{path}: no config.json; expected a Hugging Face model folder")
-    try:
-        data = json.loads(config.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CorruptModelError(f"{config}: not valid JSON ({e})") from e
-    if not isinstance(data, dict):
-        raise CorruptModelError(f"{config}: expected a JSON object")
-    return data
+    return read_json_object(config, CorruptModelError)
 
 
 def check_safetensors(path: Path) -> None:
