@@ -53,6 +53,7 @@ def test_models_lists_adapters_with_the_base_as_parent(client):
     assert set(models) == {"tiny", *ADAPTERS, "tool"}
     assert models["tiny"].model_extra["parent"] is None
     assert all(models[a].model_extra["parent"] == "tiny" for a in ADAPTERS)
+    assert models["a1"].model_extra["root"].endswith("/a1")
 
 
 def test_chat_non_streaming_with_logprobs(client):

@@ -52,7 +52,7 @@ class EngineService:
         base, length = self.config.base_name, self.config.max_model_len
         cards = [ModelCard(id=base, created=self.created, root=self.config.model, max_model_len=length)]
         for name in self.engine.adapters.names():
-            root = str(self.engine.adapters.adapters[name].name)
+            root = self.engine.adapters.adapters[name].path
             cards.append(ModelCard(id=name, created=self.created, root=root, parent=base, max_model_len=length))
         return ModelList(data=cards)
 

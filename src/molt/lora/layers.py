@@ -42,6 +42,8 @@ class ServingAdapter:
     weights: dict[str, tuple[torch.Tensor, torch.Tensor]]
     """Fused weight name → (A (r_total, in), scaling·B (out, r_total))."""
     num_bytes: int
+    path: str
+    """Folder the adapter was read from."""
 
     @classmethod
     def prepare(cls, adapter: LoraAdapter, revision: int, dtype: torch.dtype, layout: Layout) -> "ServingAdapter":
@@ -58,7 +60,7 @@ class ServingAdapter:
                 B[start:end, column : column + part.shape[1]] = part * adapter.scaling
                 column += part.shape[1]
             weights[fused] = (A.to(dtype).contiguous(), B.to(dtype).contiguous())
-        return cls(adapter.name, revision, weights, adapter.num_bytes)
+        return cls(adapter.name, revision, weights, adapter.num_bytes, str(adapter.path))
 
 
 @dataclass(frozen=True)
