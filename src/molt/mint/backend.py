@@ -1,0 +1,126 @@
+"""The local MinT backend: one resident base model, several LoRA policies trained on it.
+
+- The base is loaded once per base-model name and frozen. Each training client is one PEFT
+  adapter on it with its own AdamW state; PEFT's active-adapter switch makes a forward use, and a
+  backward reach, only that client's LoRA weights.
+- Gradients accumulate across ``forward_backward`` calls until ``optim_step`` (which applies
+  ``AdamParams`` as given for that step, then zeroes them).
+- A batch of datums runs as one right-padded forward; each datum's loss is computed on its own
+  positions and the losses are summed, as Tinker defines them.
+"""
+
+import threading
+from dataclasses import dataclass, field
+
+import torch
+from peft import LoraConfig as PeftLoraConfig
+from peft import PeftModel, get_peft_model
+
+from molt.mint.losses import check_inputs, resolve_loss
+from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, TensorData
+from molt.models import LoadedModel, load_model
+
+ATTENTION, MLP = ["q_proj", "k_proj", "v_proj", "o_proj"], ["gate_proj", "up_proj", "down_proj"]
+
+
+def target_modules(config: LoraConfig) -> list[str]:
+    targets = (ATTENTION if config.train_attn else []) + (MLP if config.train_mlp else []) + (["lm_head"] if config.train_unembed else [])
+    if not targets:
+        raise ValueError("LoraConfig trains nothing: enable at least one of train_attn, train_mlp, train_unembed")
+    return targets
+
+
+@dataclass
+class Policy:
+    name: str
+    config: LoraConfig
+    optimizer: torch.optim.AdamW
+    steps: int = 0
+    parameters: list[torch.nn.Parameter] = field(default_factory=list)
+
+
+class LocalBackend:
+    """A resident base and the policies trained on it. Thread-safe: one lock around the model."""
+
+    def __init__(self, base_model: str, loaded: LoadedModel | None = None):
+        self.base_model = base_model
+        self.loaded = loaded or load_model(base_model)
+        self.tokenizer = self.loaded.tokenizer
+        self.model: PeftModel | None = None
+        self.policies: dict[str, Policy] = {}
+        self._lock = threading.Lock()
+
+    def create_policy(self, name: str, config: LoraConfig) -> Policy:
+        peft_config = PeftLoraConfig(r=config.rank, lora_alpha=config.rank, target_modules=target_modules(config), lora_dropout=0.0)
+        with self._lock, torch.random.fork_rng(devices=[]):
+            if config.seed is not None:
+                torch.manual_seed(config.seed)
+            if self.model is None:
+                self.model = get_peft_model(self.loaded.model, peft_config, adapter_name=name)
+            else:
+                self.model.add_adapter(name, peft_config)
+            parameters = [p for n, p in self.model.named_parameters() if f".{name}." in n and "lora_" in n]
+            for p in parameters:
+                p.requires_grad_(True)
+            optimizer = torch.optim.AdamW(parameters, lr=AdamParams().learning_rate)
+            policy = Policy(name, config, optimizer, parameters=parameters)
+            self.policies[name] = policy
+        return policy
+
+    def _logprobs(self, policy: Policy, data: list[Datum], grad: bool) -> list[torch.Tensor]:
+        """Logprob of each datum's target tokens under the policy: one (T_i,) tensor per datum."""
+        self.model.set_adapter(policy.name)
+        for p in policy.parameters:  # set_adapter may freeze; this policy's weights always learn
+            p.requires_grad_(True)
+        tokens = [d.model_input.to_ints() for d in data]
+        width = max(len(t) for t in tokens)
+        input_ids = torch.tensor([t + [0] * (width - len(t)) for t in tokens])  # (D, T)
+        mask = torch.tensor([[1] * len(t) + [0] * (width - len(t)) for t in tokens])
+        with torch.set_grad_enabled(grad):
+            logits = self.model(input_ids=input_ids, attention_mask=mask).logits.float()  # (D, T, V)
+            logprobs_DTV = torch.log_softmax(logits, dim=-1)
+            out = []
+            for i, datum in enumerate(data):
+                targets = datum.loss_fn_inputs["target_tokens"].to_torch().long()
+                out.append(logprobs_DTV[i, : len(tokens[i])].gather(-1, targets[:, None])[:, 0])
+        return out
+
+    def forward_backward(self, policy: Policy, data: list[Datum], loss_fn: str, config: dict | None, backward: bool = True) -> ForwardBackwardOutput:
+        if not data:
+            raise ValueError("forward_backward needs at least one Datum")
+        fn, required, config = resolve_loss(loss_fn, config)
+        inputs = [{k: v.to_torch().float() if k != "target_tokens" else v.to_torch() for k, v in d.loss_fn_inputs.items()} for d in data]
+        for datum, datum_inputs in zip(data, inputs):
+            check_inputs(loss_fn, required, datum_inputs, datum.model_input.length)
+        with self._lock:
+            logprobs = self._logprobs(policy, data, grad=backward)
+            total = sum(fn(lp, datum_inputs, config) for lp, datum_inputs in zip(logprobs, inputs))
+            if backward:
+                total.backward()
+        return ForwardBackwardOutput(
+            loss_fn_output_type=loss_fn,
+            loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],
+            metrics={"loss:sum": float(total.detach())},
+        )
+
+    def forward_backward_custom(self, policy: Policy, data: list[Datum], fn) -> ForwardBackwardOutput:
+        """``fn(data, logprobs) -> (loss, metrics)`` on logprobs that carry gradients."""
+        with self._lock:
+            logprobs = self._logprobs(policy, data, grad=True)
+            loss, metrics = fn(data, logprobs)
+            loss.backward()
+        return ForwardBackwardOutput(
+            loss_fn_output_type="custom",
+            loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],
+            metrics={"loss:sum": float(loss.detach()), **metrics},
+        )
+
+    def optim_step(self, policy: Policy, params: AdamParams) -> dict[str, float]:
+        with self._lock:
+            norm = torch.nn.utils.clip_grad_norm_(policy.parameters, params.grad_clip_norm or float("inf"))
+            for group in policy.optimizer.param_groups:
+                group.update(lr=params.learning_rate, betas=(params.beta1, params.beta2), eps=params.eps, weight_decay=params.weight_decay)
+            policy.optimizer.step()
+            policy.optimizer.zero_grad(set_to_none=True)
+            policy.steps += 1
+        return {"grad_norm": float(norm), "step": float(policy.steps)}
