@@ -48,11 +48,11 @@ class LocalBackend:
         self.tokenizer = self.loaded.tokenizer
         self.model: PeftModel | None = None
         self.policies: dict[str, Policy] = {}
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
 
     def create_policy(self, name: str, config: LoraConfig) -> Policy:
         peft_config = PeftLoraConfig(r=config.rank, lora_alpha=config.rank, target_modules=target_modules(config), lora_dropout=0.0)
-        with self._lock, torch.random.fork_rng(devices=[]):
+        with self.lock, torch.random.fork_rng(devices=[]):
             if config.seed is not None:
                 torch.manual_seed(config.seed)
             if self.model is None:
@@ -92,7 +92,7 @@ class LocalBackend:
         inputs = [{k: v.to_torch().float() if k != "target_tokens" else v.to_torch() for k, v in d.loss_fn_inputs.items()} for d in data]
         for datum, datum_inputs in zip(data, inputs):
             check_inputs(loss_fn, required, datum_inputs, datum.model_input.length)
-        with self._lock:
+        with self.lock:
             logprobs = self._logprobs(policy, data, grad=backward)
             total = sum(fn(lp, datum_inputs, config) for lp, datum_inputs in zip(logprobs, inputs))
             if backward:
@@ -105,7 +105,7 @@ class LocalBackend:
 
     def forward_backward_custom(self, policy: Policy, data: list[Datum], fn) -> ForwardBackwardOutput:
         """``fn(data, logprobs) -> (loss, metrics)`` on logprobs that carry gradients."""
-        with self._lock:
+        with self.lock:
             logprobs = self._logprobs(policy, data, grad=True)
             loss, metrics = fn(data, logprobs)
             loss.backward()
@@ -116,7 +116,7 @@ class LocalBackend:
         )
 
     def optim_step(self, policy: Policy, params: AdamParams) -> dict[str, float]:
-        with self._lock:
+        with self.lock:
             norm = torch.nn.utils.clip_grad_norm_(policy.parameters, params.grad_clip_norm or float("inf"))
             for group in policy.optimizer.param_groups:
                 group.update(lr=params.learning_rate, betas=(params.beta1, params.beta2), eps=params.eps, weight_decay=params.weight_decay)

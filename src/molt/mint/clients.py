@@ -4,14 +4,12 @@ Code written against the Tinker SDK runs here by changing the import. Every call
 ``APIFuture`` and has an ``_async`` twin; calls on one base run in submission order.
 """
 
-import itertools
+import uuid
 
+from molt.mint import checkpoints
 from molt.mint.backend import LocalBackend, Policy
 from molt.mint.futures import APIFuture, OrderedWorker
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig
-
-_run_ids = itertools.count()
-
 
 class TrainingClient:
     def __init__(self, backend: LocalBackend, policy: Policy, worker: OrderedWorker):
@@ -35,6 +33,26 @@ class TrainingClient:
 
     def optim_step(self, adam_params: AdamParams) -> APIFuture[dict]:
         return self._worker.submit(self.backend.optim_step, self.policy, adam_params)
+
+    def save_weights_for_sampler(self, name: str) -> APIFuture[str]:
+        """Write an immutable adapter revision (PEFT format) and return its ``molt://`` path."""
+        return self._worker.submit(self._locked, checkpoints.save_sampler_weights, self.backend.base_model, self.policy.name, name)
+
+    def save_state(self, name: str) -> APIFuture[str]:
+        """Weights and optimizer state, for resuming; returns a ``molt://<run>/state/<name>`` path."""
+        return self._worker.submit(self._locked, checkpoints.save_state, self.policy.name, name)
+
+    def load_state(self, path: str) -> APIFuture[None]:
+        """Weights only; the optimizer starts fresh."""
+        return self._worker.submit(self._locked, checkpoints.load_state, path, False)
+
+    def load_state_with_optimizer(self, path: str) -> APIFuture[None]:
+        """Weights and optimizer moments: continues exactly where the saved run stopped."""
+        return self._worker.submit(self._locked, checkpoints.load_state, path, True)
+
+    def _locked(self, fn, *args):
+        with self.backend.lock:
+            return fn(self.backend.model, self.policy, *args)
 
     async def forward_async(self, data: list[Datum], loss_fn: str, loss_fn_config: dict | None = None) -> APIFuture[ForwardBackwardOutput]:
         return self.forward(data, loss_fn, loss_fn_config)
@@ -63,7 +81,7 @@ class ServiceClient:
     ) -> TrainingClient:
         config = LoraConfig(rank=rank, seed=seed, train_mlp=train_mlp, train_attn=train_attn, train_unembed=train_unembed)
         backend, worker = self._backend(base_model)
-        policy = backend.create_policy(f"run{next(_run_ids)}", config)
+        policy = backend.create_policy(f"run-{uuid.uuid4().hex[:12]}", config)
         return TrainingClient(backend, policy, worker)
 
     async def create_lora_training_client_async(self, base_model: str, **kwargs) -> TrainingClient:
