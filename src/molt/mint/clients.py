@@ -4,16 +4,19 @@ Code written against the Tinker SDK runs here by changing the import. Every call
 ``APIFuture`` and has an ``_async`` twin; calls on one base run in submission order.
 """
 
+import json
 import uuid
 
 from molt.mint import checkpoints
+from molt.mint.checkpoints import CheckpointError, resolve
+from molt.mint.sampling import SamplingClient, SamplingEngines
 from molt.mint.backend import LocalBackend, Policy
 from molt.mint.futures import APIFuture, OrderedWorker
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig
 
 class TrainingClient:
-    def __init__(self, backend: LocalBackend, policy: Policy, worker: OrderedWorker):
-        self.backend, self.policy, self._worker = backend, policy, worker
+    def __init__(self, service: "ServiceClient", backend: LocalBackend, policy: Policy, worker: OrderedWorker):
+        self._service, self.backend, self.policy, self._worker = service, backend, policy, worker
 
     @property
     def model_id(self) -> str:
@@ -50,6 +53,10 @@ class TrainingClient:
         """Weights and optimizer moments: continues exactly where the saved run stopped."""
         return self._worker.submit(self._locked, checkpoints.load_state, path, True)
 
+    def save_weights_and_get_sampling_client(self, name: str) -> "SamplingClient":
+        path = self.save_weights_for_sampler(name).result()
+        return self._service.create_sampling_client(model_path=path, base_model=self.backend.base_model)
+
     def _locked(self, fn, *args):
         with self.backend.lock:
             return fn(self.backend.model, self.policy, *args)
@@ -69,6 +76,7 @@ class ServiceClient:
 
     def __init__(self):
         self._backends: dict[str, tuple[LocalBackend, OrderedWorker]] = {}
+        self._sampling = SamplingEngines()
 
     def _backend(self, base_model: str) -> tuple[LocalBackend, OrderedWorker]:
         if base_model not in self._backends:
@@ -82,7 +90,21 @@ class ServiceClient:
         config = LoraConfig(rank=rank, seed=seed, train_mlp=train_mlp, train_attn=train_attn, train_unembed=train_unembed)
         backend, worker = self._backend(base_model)
         policy = backend.create_policy(f"run-{uuid.uuid4().hex[:12]}", config)
-        return TrainingClient(backend, policy, worker)
+        return TrainingClient(self, backend, policy, worker)
+
+    def create_sampling_client(self, model_path: str | None = None, base_model: str | None = None) -> SamplingClient:
+        """Sample a saved revision (``model_path``, a molt:// path) or the bare ``base_model``."""
+        if base_model is None:
+            if model_path is None:
+                raise ValueError("create_sampling_client needs model_path or base_model")
+            base_model = self._base_of(model_path)
+        return self._sampling.client(base_model, model_path)
+
+    def _base_of(self, model_path: str) -> str:
+        config = resolve(model_path) / "adapter_config.json"
+        if not config.is_file():
+            raise CheckpointError(f"no sampler revision at {model_path}")
+        return json.loads(config.read_text())["base_model_name_or_path"]
 
     async def create_lora_training_client_async(self, base_model: str, **kwargs) -> TrainingClient:
         return self.create_lora_training_client(base_model, **kwargs)
