@@ -23,7 +23,7 @@ import torch
 from rich.console import Console
 from transformers import DynamicCache
 
-from molt.bench.report import print_json, print_rows
+from molt.bench.report import print_rows
 from molt.engine.config import EngineConfig
 from molt.engine.engine import LLMEngine
 from molt.engine.sampler import SamplingParams

@@ -1,6 +1,6 @@
 """The engine loop: continuous batching over one base model and many adapters.
 
-One ``step()`` is: 1 drop aborted → 2 admit → 3 prefill one chunk → 4 decode all running rows →
+One ``step()`` is: 1 drop aborted → 2 admit → 3 prefill one chunk budget → 4 decode all running rows →
 5 finish → 6 emit. Requests join and leave between steps; one decode batch mixes adapters and
 base-only rows. Prefill is chunked: each step spends at most ``max_prefill_chunk`` prompt tokens,
 in arrival order, over the sequences being prefilled (several short prompts share one forward as
@@ -68,7 +68,7 @@ class LLMEngine:
         self.prefilling: list[Sequence] = []  # slots len(decoding)...
         self._aborts: set[str] = set()
         self._lock = threading.Lock()
-        self._arrivals = itertools.count()
+        self._offline_ids = itertools.count()
         self.steps = self.generated_tokens = 0
 
     # -- requests (any thread) -------------------------------------------------------------------
@@ -83,9 +83,8 @@ class LLMEngine:
         if any(not 0 <= t < vocab for t in prompt_ids):
             raise RequestError(f"prompt token ids must be in [0, {vocab})")
         serving = self.adapters.get(adapter) if adapter else None
-        arrival = next(self._arrivals)
         sequences = [
-            Sequence(request_id, i, list(prompt_ids), params, serving, make_generator(params, i), arrival)
+            Sequence(request_id, i, list(prompt_ids), params, serving, make_generator(params, i))
             for i in range(params.n)
         ]
         with self._lock:
@@ -111,7 +110,7 @@ class LLMEngine:
         self._decode()  # 4
         self.decoding += prefilled
         for seq in list(self.decoding):  # 5 + 6
-            outputs.extend(self._emit(seq))
+            outputs.append(self._emit(seq))
         self.steps += 1
         return outputs
 
@@ -123,7 +122,7 @@ class LLMEngine:
         running = [*self.decoding, *self.prefilling]
         for seq in dropped + [s for s in running if s.request_id in aborts]:
             seq.finish_reason = "abort"
-            outputs.extend(self._emit(seq))
+            outputs.append(self._emit(seq))
 
     def _admit(self) -> None:
         while len(self.decoding) + len(self.prefilling) < self.config.max_num_seqs:
@@ -200,7 +199,7 @@ class LLMEngine:
         elif len(seq.output_ids) >= seq.params.max_tokens or len(seq.all_ids) >= self.config.max_model_len:
             seq.finish_reason = "length"
 
-    def _emit(self, seq: Sequence) -> list[SequenceOutput]:
+    def _emit(self, seq: Sequence) -> SequenceOutput:
         if seq.finish_reason:
             seq.status = Status.FINISHED
         text, stopped = seq.next_text(self.tokenizer)
@@ -225,7 +224,7 @@ class LLMEngine:
         seq.emitted_text += text
         if finished:
             self._release(seq)
-        return [output]
+        return output
 
     def _release(self, seq: Sequence) -> None:
         """Keep the finished sequence's blocks for prefix reuse and compact the slots."""
@@ -263,7 +262,7 @@ class LLMEngine:
     def generate(self, prompts: list[list[int]], params: SamplingParams, adapters: list[str | None] | None = None) -> list[list[SequenceOutput]]:
         """Run prompts to completion (offline use, tests, benchmarks): every event per sequence."""
         adapters = adapters or [None] * len(prompts)
-        ids = [f"offline-{next(self._arrivals)}" for _ in prompts]
+        ids = [f"offline-{next(self._offline_ids)}" for _ in prompts]
         for request_id, prompt, adapter in zip(ids, prompts, adapters):
             self.add_request(request_id, prompt, params, adapter)
         events: dict[str, list[SequenceOutput]] = {i: [] for i in ids}

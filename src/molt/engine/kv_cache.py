@@ -1,9 +1,9 @@
 """KV cache in slots: one row per running sequence, preallocated for ``max_len`` tokens.
 
 Layout ``(layers, slots, kv_heads, max_len, head_dim)``. The scheduler keeps the decoding
-sequences in slots ``0..n-1`` (and the one being prefilled in slot ``n``), so a decode step
-attends over the view ``[:n, :, :L]`` with no gather or copy; when a sequence leaves, the last
-one is moved into its slot (one copy per finished sequence, not per step).
+sequences in slots ``0..n-1`` and the ones being prefilled in the slots after them, so a decode
+step attends over the view ``[:n, :, :L]`` with no gather or copy; when a sequence leaves, the
+last one is moved into its slot (copies per finished sequence, not per step).
 
 Zero-initialised on purpose: attention masks unused positions, but a NaN left in uninitialised
 memory would still poison ``softmax(scores) @ V`` (0 × NaN = NaN).
@@ -17,7 +17,6 @@ class SlotKVCache:
         shape = (num_layers, num_slots, num_kv_heads, max_len, head_dim)
         self.k = torch.zeros(shape, dtype=dtype)  # (layers, slots, kv_heads, max_len, head_dim)
         self.v = torch.zeros(shape, dtype=dtype)
-        self.num_slots, self.max_len = num_slots, max_len
 
     @property
     def num_bytes(self) -> int:

@@ -37,8 +37,6 @@ class ModelShape:
     num_heads: int
     num_kv_heads: int
     head_dim: int
-    hidden_size: int
-    intermediate_size: int
     vocab_size: int
 
 
@@ -52,8 +50,6 @@ class EngineModel:
             num_heads=config.num_attention_heads,
             num_kv_heads=config.num_key_value_heads,
             head_dim=getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads,
-            hidden_size=config.hidden_size,
-            intermediate_size=config.intermediate_size,
             vocab_size=config.vocab_size,
         )
         self.dtype = dtype

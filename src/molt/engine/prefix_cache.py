@@ -18,7 +18,6 @@ from molt.engine.kv_cache import SlotKVCache
 
 @dataclass
 class PrefixStats:
-    lookups: int = 0
     hit_tokens: int = 0
     miss_tokens: int = 0
     evicted_blocks: int = 0
@@ -42,7 +41,6 @@ class PrefixCache:
     def load(self, root: str, tokens: list[int], cache: SlotKVCache, slot: int) -> int:
         """Copy the longest cached prefix of ``tokens`` into ``slot``; returns its length in tokens.
         At least one token is always left to prefill, since the next token needs its logits."""
-        self.stats.lookups += 1
         hit = 0
         for key in self._keys(root, tokens[:-1]):
             entry = self.blocks.get(key)

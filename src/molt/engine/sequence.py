@@ -45,7 +45,6 @@ class Sequence:
     params: SamplingParams
     adapter: ServingAdapter | None
     generator: torch.Generator | None
-    arrival: int
     status: Status = Status.WAITING
     slot: int | None = None
     num_computed: int = 0

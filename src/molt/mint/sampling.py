@@ -5,8 +5,6 @@ One in-process engine per base model serves every revision as an adapter (the sa
 HTTP engine and vLLM serve); a revision is loaded the first time a client asks for it.
 """
 
-import uuid
-
 from pydantic import BaseModel
 
 from molt.engine.config import EngineConfig
@@ -84,9 +82,6 @@ class SamplingEngines:
             config = EngineConfig(model=base_model, dtype="float32", adapters_root=adapters_root())
             self._engines[base_model] = (LLMEngine(config), OrderedWorker(f"mint-sample-{base_model}"))
         engine, worker = self._engines[base_model]
-        adapter = None
-        if model_path is not None:
-            folder = resolve(model_path)
-            adapter = f"{model_path}#{uuid.uuid4().hex[:6]}" if model_path in engine.adapters.adapters else model_path
-            engine.adapters.load(adapter, str(folder.relative_to(adapters_root())))
-        return SamplingClient(engine, worker, adapter)
+        if model_path is not None and model_path not in engine.adapters.adapters:  # revisions are immutable: load once
+            engine.adapters.load(model_path, str(resolve(model_path).relative_to(adapters_root())))
+        return SamplingClient(engine, worker, model_path)

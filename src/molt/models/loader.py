@@ -22,7 +22,7 @@ from molt.models.embedded import embedded_gguf_path
 from molt.models.errors import CorruptModelError, ModelNotFoundError
 from molt.models.gguf import converted_dir, tokenizer_dir
 from molt.models.hf_progress import hf_progress_bars
-from molt.models.sources import ModelSource, resolve_source
+from molt.models.sources import resolve_source
 from molt.models.tiny import build_tiny_model
 
 CacheState = Literal["hit", "converted", "none"]
