@@ -8,16 +8,12 @@ import pytest
 import torch
 
 from molt.mint import AdamParams, Datum, ModelInput
-from molt.mint.clients import ServiceClient
+from molt.lora.format import read_adapter
+from molt.mint.checkpoints import resolve
 from molt.mint.losses import LossInputError
 from molt.models import load_model
 
 SEQUENCE = [1, 4093, 198, 6004, 2, 198, 1, 520, 9531, 198, 504, 8715]
-
-
-@pytest.fixture(scope="module")
-def service():
-    return ServiceClient()
 
 
 def datum(loss: str) -> Datum:
@@ -60,44 +56,76 @@ def value(loss: str, p: torch.Tensor, d: Datum, config: dict) -> float:
     return float(-(p * a - 0.5 * config["beta"] * (p - q) ** 2).sum())
 
 
-@pytest.mark.parametrize("loss,config", [("cross_entropy", {}), ("importance_sampling", {}), ("ppo", {}), ("cispo", {}), ("dro", {"beta": 0.1})])
-def test_loss_value_and_gradient_match_hand_computation(service, loss, config):
-    """A fresh policy has lora_B = 0, so it equals the base. With g_t = dL/dlog p_t derived by
-    hand, the gradient of the unembedding's lora_B must be Σ_t g_t (onehot_t − softmax_t)ᵀ (h_t Aᵀ),
-    computed here from the base's own hidden states h and the policy's lora_A."""
+LOSSES = [("cross_entropy", {}), ("importance_sampling", {}), ("ppo", {}), ("cispo", {}), ("dro", {"beta": 0.1})]
+
+
+def base_reference(d: Datum):
+    """The base's hidden states h (T, hidden), log-softmax (T, V) and target logprobs p (T,)."""
+    base = load_model("tiny").model
+    with torch.no_grad():
+        h = base.model(torch.tensor([d.model_input.to_ints()])).last_hidden_state[0]
+        log_softmax = torch.log_softmax(base.lm_head(h), -1)
+    targets = d.loss_fn_inputs["target_tokens"].to_torch()
+    return h, log_softmax, log_softmax.gather(-1, targets[:, None])[:, 0]
+
+
+def expected_unembed_gradient(loss: str, d: Datum, config: dict, lora_A: torch.Tensor) -> torch.Tensor:
+    """A fresh policy has lora_B = 0, so it equals the base. With g_t = dL/dlog p_t derived by hand,
+    the gradient of the unembedding's lora_B is Σ_t g_t (onehot_t − softmax_t)ᵀ (h_t Aᵀ) (scaling 1)."""
+    h, log_softmax, p = base_reference(d)
+    targets = d.loss_fn_inputs["target_tokens"].to_torch()
+    g = coefficient(loss, p, d, config)
+    dlogits = g[:, None] * (torch.nn.functional.one_hot(targets, log_softmax.shape[-1]) - log_softmax.exp())  # (T, V)
+    return dlogits.T @ (h @ lora_A.T)  # (V, r)
+
+
+@pytest.mark.parametrize("loss,config", LOSSES)
+def test_loss_value_logprobs_and_first_step_match_hand_computation(service, loss, config):
+    """Through the public API on either transport: the loss and logprobs equal the hand-computed
+    ones, and the first AdamW step moves each lora_B entry by −lr·sign(gradient) (Adam's first
+    step is the gradient's sign), read back from the exported revision."""
     client = service.create_lora_training_client("tiny", rank=4, seed=1)
     d = datum(loss)
     out = client.forward_backward([d], loss, config).result()
-    base = load_model("tiny").model
-    with torch.no_grad():
-        h = base.model(torch.tensor([d.model_input.to_ints()])).last_hidden_state[0]  # (T, hidden)
-        log_softmax = torch.log_softmax(base.lm_head(h), -1)  # (T, V)
-    targets = d.loss_fn_inputs["target_tokens"].to_torch()
-    p = log_softmax.gather(-1, targets[:, None])[:, 0]
+    _, _, p = base_reference(d)
     assert out.metrics["loss:sum"] == pytest.approx(value(loss, p, d, config), rel=1e-4, abs=1e-4)
     torch.testing.assert_close(out.loss_fn_outputs[0]["logprobs"].to_torch(), p, atol=1e-5, rtol=1e-5)
-    g = coefficient(loss, p, d, config)
-    dlogits = g[:, None] * (torch.nn.functional.one_hot(targets, log_softmax.shape[-1]) - log_softmax.exp())  # (T, V)
-    lm_head = client.backend.model.base_model.model.lm_head
-    A = lm_head.lora_A[client.model_id].weight  # (r, hidden)
-    expected = dlogits.T @ (h @ A.T) * lm_head.scaling[client.model_id]  # (V, r)
-    torch.testing.assert_close(lm_head.lora_B[client.model_id].weight.grad, expected, atol=1e-5, rtol=1e-4)
+    lr = 1e-3
+    client.optim_step(AdamParams(learning_rate=lr)).result()
+    path = client.save_weights_for_sampler(f"first-step-{loss}").result()
+    lora_A, lora_B = read_adapter(resolve(path)).weights["lm_head"]
+    expected = expected_unembed_gradient(loss, d, config, lora_A)
+    clear = expected.abs() > 1e-6
+    assert clear.sum() > 100
+    torch.testing.assert_close(lora_B[clear], -lr * expected.sign()[clear], atol=lr * 1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("loss,config", LOSSES)
+def test_gradient_equals_hand_computation(local_service, loss, config):
+    """The exact gradient, before any optimizer step (in-process: it reads the backend)."""
+    client = local_service.create_lora_training_client("tiny", rank=4, seed=1)
+    client.forward_backward([datum(loss)], loss, config).result()
+    run = local_service.transport.run(client.model_id)
+    lm_head = run.backend.model.base_model.model.lm_head
+    expected = expected_unembed_gradient(loss, datum(loss), config, lm_head.lora_A[client.model_id].weight)
+    torch.testing.assert_close(lm_head.lora_B[client.model_id].weight.grad, expected * lm_head.scaling[client.model_id], atol=1e-5, rtol=1e-4)
     client.optim_step(AdamParams(learning_rate=1e-3)).result()
+    assert all(p.grad is None for p in run.policy.parameters)
 
 
 def test_gradients_accumulate_until_optim_step(service):
-    client = service.create_lora_training_client("tiny", rank=4, seed=2)
+    """Two forward_backward calls before a step accumulate twice the gradient (the step reports
+    its norm); the step then clears it, so the next step starts from zero."""
+    once, twice = (service.create_lora_training_client("tiny", rank=4, seed=2) for _ in range(2))
     d = datum("cross_entropy")
-    client.forward_backward([d], "cross_entropy").result()
-    once = [p.grad.clone() for p in client.policy.parameters if p.grad is not None]
-    client.forward_backward([d], "cross_entropy").result()
-    twice = [p.grad for p in client.policy.parameters if p.grad is not None]
-    assert once and all(torch.allclose(b, 2 * a, atol=1e-6) for a, b in zip(once, twice))
-    before = [p.detach().clone() for p in client.policy.parameters]
-    stats = client.optim_step(AdamParams(learning_rate=1e-2, grad_clip_norm=1.0)).result()
-    assert stats["step"] == 1.0 and stats["grad_norm"] > 0
-    assert all(p.grad is None for p in client.policy.parameters)
-    assert any(not torch.equal(a, b) for a, b in zip(before, client.policy.parameters))
+    once.forward_backward([d], "cross_entropy")
+    twice.forward_backward([d], "cross_entropy")
+    twice.forward_backward([d], "cross_entropy")
+    norm_once = once.optim_step(AdamParams(learning_rate=1e-2)).result()
+    norm_twice = twice.optim_step(AdamParams(learning_rate=1e-2)).result()
+    assert norm_once["step"] == 1.0 and norm_once["grad_norm"] > 0
+    assert norm_twice["grad_norm"] == pytest.approx(2 * norm_once["grad_norm"], rel=1e-5)
+    assert once.optim_step(AdamParams(learning_rate=1e-2)).result()["grad_norm"] == 0.0
 
 
 def test_training_lowers_the_loss_and_policies_stay_independent(service):
@@ -128,15 +156,22 @@ def test_async_twins(service):
     assert math.isfinite(asyncio.run(run()).metrics["loss:sum"])
 
 
-def test_custom_loss(service):
-    client = service.create_lora_training_client("tiny", rank=4, seed=6)
+def test_custom_loss_sends_its_exact_gradient(service):
+    """A custom loss written by hand as weighted cross-entropy must leave the same gradient (norm
+    reported by the step) as the built-in one; its metrics come back with the loss."""
+    builtin, custom = (service.create_lora_training_client("tiny", rank=4, seed=6) for _ in range(2))
+    d = datum("cross_entropy")
 
-    def squared(data, logprobs):
-        loss = sum((lp**2).sum() for lp in logprobs)
-        return loss, {"squared": float(loss)}
+    def weighted_nll(data, logprobs):
+        loss = sum(-(lp * x.loss_fn_inputs["weights"].to_torch()).sum() for x, lp in zip(data, logprobs))
+        return loss, {"tokens": float(sum(x.model_input.length for x in data))}
 
-    out = client.forward_backward_custom([datum("cross_entropy")], squared).result()
-    assert out.metrics["loss:sum"] == pytest.approx(out.metrics["squared"]) and out.metrics["loss:sum"] > 0
+    expected = builtin.forward_backward([d], "cross_entropy").result()
+    out = custom.forward_backward_custom([d], weighted_nll).result()
+    assert out.metrics["loss:sum"] == pytest.approx(expected.metrics["loss:sum"], rel=1e-5)
+    assert out.metrics["tokens"] == d.model_input.length
+    norms = [c.optim_step(AdamParams()).result()["grad_norm"] for c in (builtin, custom)]
+    assert norms[1] == pytest.approx(norms[0], rel=1e-5) and norms[0] > 0
 
 
 def test_bad_requests_fail_with_clear_errors(service):

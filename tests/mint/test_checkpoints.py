@@ -10,16 +10,10 @@ from molt.engine.engine import LLMEngine
 from molt.engine.sampler import SamplingParams
 from molt.mint import AdamParams
 from molt.mint.checkpoints import CheckpointError, adapters_root, resolve
-from molt.mint.clients import ServiceClient
 from molt.models import load_model
 from test_backend import datum
 
 ADAM = AdamParams(learning_rate=1e-2, weight_decay=0.01, grad_clip_norm=1.0)
-
-
-@pytest.fixture(scope="module")
-def service():
-    return ServiceClient()
 
 
 def train(client, steps: int) -> list[float]:

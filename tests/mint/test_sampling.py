@@ -6,13 +6,11 @@ import torch
 
 from molt.mint import AdamParams, Datum, ModelInput, SamplingParams
 from molt.mint.checkpoints import CheckpointError
-from molt.mint.clients import ServiceClient
 from test_backend import SEQUENCE, datum
 
 
 @pytest.fixture(scope="module")
-def trained():
-    service = ServiceClient()
+def trained(service):
     client = service.create_lora_training_client("tiny", rank=4, seed=21)
     for _ in range(4):
         client.forward_backward([datum("cross_entropy")], "cross_entropy")

@@ -1,5 +1,13 @@
-"""MinT: a Tinker-compatible LoRA training API over the resident base (types and losses so far)."""
+"""MinT: a Tinker-compatible LoRA training API over the resident base.
 
+``import molt.mint as tinker`` and Tinker code runs: ``tinker.ServiceClient()`` trains in this
+process, ``tinker.ServiceClient(base_url=...)`` on a ``molt mint serve`` server, and
+``tinker.types`` holds the data types.
+"""
+
+from molt.mint import types
+from molt.mint.clients import SamplingClient, ServiceClient, TrainingClient
+from molt.mint.futures import APIFuture
 from molt.mint.types import (
     AdamParams,
     Datum,
@@ -12,12 +20,17 @@ from molt.mint.types import (
 )
 
 __all__ = [
+    "APIFuture",
     "AdamParams",
     "Datum",
     "EncodedTextChunk",
     "ForwardBackwardOutput",
     "LoraConfig",
     "ModelInput",
+    "SamplingClient",
     "SamplingParams",
+    "ServiceClient",
     "TensorData",
+    "TrainingClient",
+    "types",
 ]

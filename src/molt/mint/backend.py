@@ -5,18 +5,25 @@
   backward reach, only that client's LoRA weights.
 - Gradients accumulate across ``forward_backward`` calls until ``optim_step`` (which applies
   ``AdamParams`` as given for that step, then zeroes them).
-- A batch of datums runs as one right-padded forward; each datum's loss is computed on its own
-  positions and the losses are summed, as Tinker defines them.
+- A batch of datums runs as one packed row (``molt.mint.packed``): no padding, attention inside
+  each datum. Each datum's loss is computed on its own positions and the losses are summed, as
+  Tinker defines them.
+- In bfloat16 the frozen base is stored in bf16 and the forward runs under autocast, while the
+  LoRA weights, their gradients and AdamW's moments stay float32 (mixed precision); float32
+  gives exact, reproducible runs.
 """
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 
 import torch
 from peft import LoraConfig as PeftLoraConfig
 from peft import PeftModel, get_peft_model
+from peft.helpers import disable_input_dtype_casting
 
 from molt.mint.losses import check_inputs, resolve_loss
+from molt.mint import packed
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, TensorData
 from molt.models import LoadedModel, load_model
 
@@ -42,9 +49,13 @@ class Policy:
 class LocalBackend:
     """A resident base and the policies trained on it. Thread-safe: one lock around the model."""
 
-    def __init__(self, base_model: str, loaded: LoadedModel | None = None):
-        self.base_model = base_model
+    def __init__(self, base_model: str, dtype: torch.dtype = torch.float32, loaded: LoadedModel | None = None):
+        if dtype not in (torch.float32, torch.bfloat16):
+            raise ValueError(f"MinT trains in float32 or bfloat16, not {dtype}")
+        self.base_model, self.dtype = base_model, dtype
         self.loaded = loaded or load_model(base_model)
+        self.loaded.model.to(dtype).requires_grad_(False)
+        self.loaded.model.set_attn_implementation(packed.ATTENTION)
         self.tokenizer = self.loaded.tokenizer
         self.model: PeftModel | None = None
         self.policies: dict[str, Policy] = {}
@@ -61,6 +72,7 @@ class LocalBackend:
                 self.model.add_adapter(name, peft_config)
             parameters = [p for n, p in self.model.named_parameters() if f".{name}." in n and "lora_" in n]
             for p in parameters:
+                p.data = p.data.float()  # master weights stay float32 whatever the base dtype
                 p.requires_grad_(True)
             optimizer = torch.optim.AdamW(parameters, lr=AdamParams().learning_rate)
             policy = Policy(name, config, optimizer, parameters=parameters)
@@ -73,17 +85,20 @@ class LocalBackend:
         for p in policy.parameters:  # set_adapter may freeze; this policy's weights always learn
             p.requires_grad_(True)
         tokens = [d.model_input.to_ints() for d in data]
-        width = max(len(t) for t in tokens)
-        input_ids = torch.tensor([t + [0] * (width - len(t)) for t in tokens])  # (D, T)
-        mask = torch.tensor([[1] * len(t) + [0] * (width - len(t)) for t in tokens])
-        with torch.set_grad_enabled(grad):
-            logits = self.model(input_ids=input_ids, attention_mask=mask).logits.float()  # (D, T, V)
-            logprobs_DTV = torch.log_softmax(logits, dim=-1)
-            out = []
-            for i, datum in enumerate(data):
-                targets = datum.loss_fn_inputs["target_tokens"].to_torch().long()
-                out.append(logprobs_DTV[i, : len(tokens[i])].gather(-1, targets[:, None])[:, 0])
-        return out
+        targets = torch.cat([d.loss_fn_inputs["target_tokens"].to_torch().long() for d in data])
+        causal_lm = self.model.get_base_model()
+        with torch.set_grad_enabled(grad), self._precision():
+            hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens)).last_hidden_state[0]  # (N, hidden)
+            logprobs = packed.target_logprobs(causal_lm.get_output_embeddings(), hidden, targets)
+        return list(logprobs.split([len(t) for t in tokens]))
+
+    def _precision(self):
+        if self.dtype == torch.float32:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.autocast("cpu", dtype=self.dtype))
+        stack.enter_context(disable_input_dtype_casting(self.model))  # LoRA runs in bf16 under autocast, no float32 copies of x
+        return stack
 
     def forward_backward(self, policy: Policy, data: list[Datum], loss_fn: str, config: dict | None, backward: bool = True) -> ForwardBackwardOutput:
         if not data:
@@ -101,18 +116,6 @@ class LocalBackend:
             loss_fn_output_type=loss_fn,
             loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],
             metrics={"loss:sum": float(total.detach())},
-        )
-
-    def forward_backward_custom(self, policy: Policy, data: list[Datum], fn) -> ForwardBackwardOutput:
-        """``fn(data, logprobs) -> (loss, metrics)`` on logprobs that carry gradients."""
-        with self.lock:
-            logprobs = self._logprobs(policy, data, grad=True)
-            loss, metrics = fn(data, logprobs)
-            loss.backward()
-        return ForwardBackwardOutput(
-            loss_fn_output_type="custom",
-            loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],
-            metrics={"loss:sum": float(loss.detach()), **metrics},
         )
 
     def optim_step(self, policy: Policy, params: AdamParams) -> dict[str, float]:

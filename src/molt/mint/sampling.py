@@ -1,48 +1,35 @@
-"""Tinker's ``SamplingClient`` over the molt engine: sample a saved revision (or the base) and
-score sequences, with the engine's exact token logprobs.
+"""Sampling sessions over the molt engine: sample a saved revision (or the base) and score
+sequences, with the engine's exact token logprobs.
 
 One in-process engine per base model serves every revision as an adapter (the same unit the
-HTTP engine and vLLM serve); a revision is loaded the first time a client asks for it.
+HTTP engine and vLLM serve); a revision is loaded the first time a session asks for it.
 """
 
-from pydantic import BaseModel
+from dataclasses import dataclass
+
+import torch
 
 from molt.engine.config import EngineConfig
 from molt.engine.engine import LLMEngine
 from molt.engine.sampler import SamplingParams as EngineSamplingParams
 from molt.mint.checkpoints import adapters_root, resolve
-from molt.mint.futures import APIFuture, OrderedWorker
+from molt.mint.futures import OrderedWorker
+from molt.mint.operations import ComputeLogprobsRequest, SampledSequence, SampleRequest, SampleResponse
 from molt.mint.types import ModelInput, SamplingParams
 
 
-class SampledSequence(BaseModel):
-    tokens: list[int]
-    logprobs: list[float]
-    stop_reason: str
-    """'stop' (a stop token or string) or 'length'."""
+@dataclass
+class SamplingSession:
+    engine: LLMEngine
+    worker: OrderedWorker
+    adapter: str | None
 
+    def sample(self, request: SampleRequest) -> SampleResponse:
+        return self._sample(request.prompt, request.num_samples, request.sampling_params, request.include_prompt_logprobs)
 
-class SampleResponse(BaseModel):
-    sequences: list[SampledSequence]
-    prompt_logprobs: list[float | None] | None = None
-
-
-class SamplingClient:
-    def __init__(self, engine: LLMEngine, worker: OrderedWorker, adapter: str | None):
-        self.engine, self._worker, self.adapter = engine, worker, adapter
-
-    def sample(
-        self, prompt: ModelInput, num_samples: int, sampling_params: SamplingParams, include_prompt_logprobs: bool = False
-    ) -> APIFuture[SampleResponse]:
-        return self._worker.submit(self._sample, prompt, num_samples, sampling_params, include_prompt_logprobs)
-
-    async def sample_async(self, prompt: ModelInput, num_samples: int, sampling_params: SamplingParams, include_prompt_logprobs: bool = False) -> SampleResponse:
-        return await self.sample(prompt, num_samples, sampling_params, include_prompt_logprobs).result_async()
-
-    def compute_logprobs(self, prompt: ModelInput) -> APIFuture[list[float | None]]:
-        """Logprob of each token of ``prompt`` given those before it (None for the first)."""
-        params = SamplingParams(max_tokens=1, temperature=0)
-        return self._worker.submit(lambda: self._sample(prompt, 1, params, True).prompt_logprobs)
+    def compute_logprobs(self, request: ComputeLogprobsRequest) -> list[float | None]:
+        """Logprob of each token of the prompt given those before it (None for the first)."""
+        return self._sample(request.prompt, 1, SamplingParams(max_tokens=1, temperature=0), True).prompt_logprobs
 
     def _sample(self, prompt: ModelInput, num_samples: int, params: SamplingParams, prompt_logprobs: bool) -> SampleResponse:
         stop = params.stop if isinstance(params.stop, list) else ([params.stop] if params.stop else [])
@@ -72,16 +59,19 @@ class SamplingClient:
 
 
 class SamplingEngines:
-    """One engine per base model, shared by every sampling client of a ServiceClient."""
+    """One engine per base model, in the service's dtype, shared by every sampling session."""
 
-    def __init__(self):
+    def __init__(self, dtype: torch.dtype):
+        self.dtype = dtype
         self._engines: dict[str, tuple[LLMEngine, OrderedWorker]] = {}
 
-    def client(self, base_model: str, model_path: str | None) -> SamplingClient:
+    def session(self, base_model: str, model_path: str | None) -> SamplingSession:
+        if model_path is not None:
+            folder = resolve(model_path)  # checked before any engine is built
         if base_model not in self._engines:
-            config = EngineConfig(model=base_model, dtype="float32", adapters_root=adapters_root())
+            config = EngineConfig(model=base_model, dtype=str(self.dtype).removeprefix("torch."), adapters_root=adapters_root())
             self._engines[base_model] = (LLMEngine(config), OrderedWorker(f"mint-sample-{base_model}"))
         engine, worker = self._engines[base_model]
         if model_path is not None and model_path not in engine.adapters.adapters:  # revisions are immutable: load once
-            engine.adapters.load(model_path, str(resolve(model_path).relative_to(adapters_root())))
-        return SamplingClient(engine, worker, model_path)
+            engine.adapters.load(model_path, str(folder.relative_to(adapters_root())))
+        return SamplingSession(engine, worker, model_path)

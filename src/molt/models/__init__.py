@@ -7,7 +7,7 @@ from molt.models.errors import (
     UnknownSourceError,
     UnsupportedArchitectureError,
 )
-from molt.models.loader import LoadedModel, load_model
+from molt.models.loader import LoadedModel, load_model, load_tokenizer
 
 __all__ = [
     "CorruptModelError",
@@ -17,4 +17,5 @@ __all__ = [
     "UnknownSourceError",
     "UnsupportedArchitectureError",
     "load_model",
+    "load_tokenizer",
 ]

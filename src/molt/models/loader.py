@@ -84,6 +84,21 @@ def load_model(source: str = "embedded", *, dtype: torch.dtype = torch.float32, 
     )
 
 
+def load_tokenizer(source: str = "embedded") -> PreTrainedTokenizerBase:
+    """The tokenizer of a base model without loading its weights (GGUF sources: from the cached extract)."""
+    spec = resolve_source(source)
+    if spec.kind == "tiny":
+        folder = tokenizer_dir(embedded_gguf_path())
+    elif spec.kind == "gguf":
+        folder = tokenizer_dir(spec.path)
+    else:
+        folder = spec.path
+    try:
+        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except Exception as e:
+        raise ModelNotFoundError(f"{folder}: no usable tokenizer: {e}") from e
+
+
 def load_hf_folder(path: Path, dtype: torch.dtype) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Model and tokenizer from a Hugging Face folder, after checking every file molt relies on."""
     check_model_type(read_config(path).get("model_type"), str(path))

@@ -1,0 +1,64 @@
+"""The training forward: a batch of sequences packed into one row, no padding in the matmuls.
+
+Every projection and MLP runs on the concatenated tokens (N, hidden). Only attention needs the
+sequence boundaries: it is registered with transformers as the ``molt_packed`` implementation,
+pads the segments into (S, H, L, D), and attends causally inside each segment, so no token sees
+another sequence. On 2 CPU cores this explicit bf16 attention is ~1.8x faster, forward plus
+backward, than SDPA's CPU flash kernel at these lengths, and packing avoids both the padded
+matmuls and the dense (N, N) mask that transformers builds for packed position ids.
+"""
+
+import torch
+from torch.nn.utils.rnn import pad_sequence
+from transformers import AttentionInterface
+from transformers.masking_utils import AttentionMaskInterface
+
+ATTENTION = "molt_packed"
+LOGIT_CHUNK = 1024
+"""Rows of logits materialised at once in float32 (49k vocab: 200 MB per chunk)."""
+
+
+def packed_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling: float | None = None, molt_lengths=None, **kwargs):
+    """query (1, H, N, D), key/value (1, Hkv, N, D) → (1, N, H, D), attending within each segment."""
+    if molt_lengths is None:
+        raise ValueError("the molt_packed attention needs molt_lengths (segment lengths) in the forward kwargs")
+
+    def segments(x: torch.Tensor) -> torch.Tensor:  # (1, h, N, D) → (S, h, L, D), zero-padded at the end
+        return pad_sequence(x[0].transpose(0, 1).split(molt_lengths), batch_first=True).transpose(1, 2)
+
+    q, k, v = segments(query), segments(key), segments(value)
+    S, H, L, D = q.shape
+    Hkv = k.shape[1]
+    G = H // Hkv
+    # Query heads h = kv·G + g share kv head `kv`: fold the G heads into the rows of one matmul.
+    scores = (q.reshape(S, Hkv, G * L, D) @ k.transpose(-1, -2)).float() * (scaling or D**-0.5)
+    causal = torch.ones(L, L, dtype=torch.bool, device=q.device).tril()
+    probs = scores.view(S, Hkv, G, L, L).masked_fill(~causal, float("-inf")).softmax(-1).to(q.dtype)
+    out = (probs.view(S, Hkv, G * L, L) @ v).view(S, H, L, D).transpose(1, 2)  # (S, L, H, D)
+    # Padded rows sit after each segment's last token, so causal rows never read them.
+    return torch.cat([out[i, :n] for i, n in enumerate(molt_lengths)])[None], None
+
+
+AttentionInterface.register(ATTENTION, packed_attention)
+AttentionMaskInterface.register(ATTENTION, lambda *args, **kwargs: None)  # segments replace the mask
+
+
+def packed_inputs(sequences: list[list[int]]) -> dict:
+    """Forward kwargs for the decoder body: one row of all tokens, positions restarting per sequence."""
+    lengths = [len(s) for s in sequences]
+    return {
+        "input_ids": torch.tensor([[t for s in sequences for t in s]]),
+        "position_ids": torch.cat([torch.arange(n) for n in lengths])[None],
+        "molt_lengths": lengths,
+        "use_cache": False,
+    }
+
+
+def target_logprobs(lm_head: torch.nn.Module, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """log p(target_i | prefix) for every row of ``hidden`` (N, d); logits in float32, by chunks."""
+    out = []
+    for start in range(0, len(targets), LOGIT_CHUNK):
+        logits = lm_head(hidden[start : start + LOGIT_CHUNK]).float()
+        chunk_targets = targets[start : start + LOGIT_CHUNK, None]
+        out.append(logits.gather(-1, chunk_targets)[:, 0] - logits.logsumexp(-1))
+    return torch.cat(out)

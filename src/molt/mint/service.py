@@ -1,0 +1,115 @@
+"""The in-process MinT service: resident bases, the policies trained on them, sampling sessions.
+
+``ServiceClient()`` calls it directly and ``molt mint serve`` puts it behind HTTP; either way an
+operation is a typed request (``molt.mint.operations``) run on its base's ordered worker, so
+calls on one base execute in submission order, as Tinker guarantees.
+"""
+
+import json
+import uuid
+from dataclasses import dataclass
+
+import torch
+
+from molt.engine.config import native_bf16
+from molt.mint import checkpoints
+from molt.mint.backend import LocalBackend, Policy
+from molt.mint.checkpoints import CheckpointError, resolve
+from molt.mint.futures import APIFuture, OrderedWorker
+from molt.mint.operations import REQUESTS, CreateModelRequest, CreateSamplerRequest
+from molt.mint.sampling import SamplingEngines, SamplingSession
+
+
+class UnknownIdError(LookupError):
+    """A model_id or sampling_session_id this service never issued."""
+
+
+def resolve_dtype(dtype: str) -> torch.dtype:
+    """'auto' is bfloat16 where the CPU computes it natively, else float32."""
+    if dtype == "auto":
+        return torch.bfloat16 if native_bf16() else torch.float32
+    if dtype not in ("float32", "bfloat16"):
+        raise ValueError(f"dtype must be auto, float32 or bfloat16, not {dtype!r}")
+    return getattr(torch, dtype)
+
+
+@dataclass
+class TrainingRun:
+    backend: LocalBackend
+    policy: Policy
+    worker: OrderedWorker
+
+
+class LocalService:
+    def __init__(self, dtype: str = "float32"):
+        self.dtype = resolve_dtype(dtype)
+        self._backends: dict[str, tuple[LocalBackend, OrderedWorker]] = {}
+        self._runs: dict[str, TrainingRun] = {}
+        self._samplers: dict[str, SamplingSession] = {}
+        self._engines = SamplingEngines(self.dtype)
+
+    def create_model(self, request: CreateModelRequest) -> str:
+        if request.base_model not in self._backends:
+            self._backends[request.base_model] = (LocalBackend(request.base_model, self.dtype), OrderedWorker(f"mint-{request.base_model}"))
+        backend, worker = self._backends[request.base_model]
+        policy = backend.create_policy(f"run-{uuid.uuid4().hex[:12]}", request.lora_config)
+        self._runs[policy.name] = TrainingRun(backend, policy, worker)
+        return policy.name
+
+    def create_sampler(self, request: CreateSamplerRequest) -> str:
+        """A session sampling a saved revision (``model_path``, a molt:// path) or the bare base."""
+        base_model = request.base_model
+        if base_model is None:
+            if request.model_path is None:
+                raise ValueError("create_sampling_client needs model_path or base_model")
+            base_model = base_model_of(request.model_path)
+        session_id = f"sampler-{uuid.uuid4().hex[:12]}"
+        self._samplers[session_id] = self._engines.session(base_model, request.model_path)
+        return session_id
+
+    def run(self, model_id: str) -> TrainingRun:
+        if model_id not in self._runs:
+            raise UnknownIdError(f"unknown model_id {model_id!r}")
+        return self._runs[model_id]
+
+    def base_model(self, model_id: str) -> str:
+        return self.run(model_id).backend.base_model
+
+    def submit(self, op: str, request) -> APIFuture:
+        if op not in REQUESTS:
+            raise UnknownIdError(f"unknown operation {op!r}; known: {', '.join(REQUESTS)}")
+        if op in ("sample", "compute_logprobs"):
+            if request.sampling_session_id not in self._samplers:
+                raise UnknownIdError(f"unknown sampling_session_id {request.sampling_session_id!r}")
+            session = self._samplers[request.sampling_session_id]
+            return session.worker.submit(getattr(session, op), request)
+        run = self.run(request.model_id)
+        return run.worker.submit(getattr(self, f"_{op}"), run, request)
+
+    def _forward(self, run: TrainingRun, r) -> object:
+        return run.backend.forward_backward(run.policy, r.data, r.loss_fn, r.loss_fn_config, backward=False)
+
+    def _forward_backward(self, run: TrainingRun, r) -> object:
+        return run.backend.forward_backward(run.policy, r.data, r.loss_fn, r.loss_fn_config)
+
+    def _optim_step(self, run: TrainingRun, r) -> dict[str, float]:
+        return run.backend.optim_step(run.policy, r.adam_params)
+
+    def _save_weights_for_sampler(self, run: TrainingRun, r) -> str:
+        with run.backend.lock:
+            return checkpoints.save_sampler_weights(run.backend.model, run.policy, run.backend.base_model, run.policy.name, r.name)
+
+    def _save_state(self, run: TrainingRun, r) -> str:
+        with run.backend.lock:
+            return checkpoints.save_state(run.backend.model, run.policy, run.policy.name, r.name)
+
+    def _load_state(self, run: TrainingRun, r) -> None:
+        with run.backend.lock:
+            checkpoints.load_state(run.backend.model, run.policy, r.path, r.with_optimizer)
+
+
+def base_model_of(model_path: str) -> str:
+    config = resolve(model_path) / "adapter_config.json"
+    if not config.is_file():
+        raise CheckpointError(f"no sampler revision at {model_path}")
+    return json.loads(config.read_text())["base_model_name_or_path"]
