@@ -10,7 +10,7 @@ from rich.table import Table
 from molt import __version__
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: proxy serve, mint serve, train, rl, evolve, hcp, registry."
+COMING = "Coming next: proxy serve, rl, evolve, hcp, registry."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -26,6 +26,10 @@ bench_app = typer.Typer(help="Benchmarks: molt and its peers side by side, with 
 app.add_typer(bench_app, name="bench")
 engine_app = typer.Typer(help="The multi-LoRA inference engine (OpenAI + vLLM adapter API).", no_args_is_help=True)
 app.add_typer(engine_app, name="engine")
+mint_app = typer.Typer(help="MinT, the Tinker-compatible LoRA training API.", no_args_is_help=True)
+app.add_typer(mint_app, name="mint")
+train_app = typer.Typer(help="Training recipes on the MinT API.", no_args_is_help=True)
+app.add_typer(train_app, name="train")
 console = Console()
 err = Console(stderr=True)
 
@@ -143,6 +147,143 @@ def engine_serve(
         raise typer.Exit(2) from None
     err.print(f"molt engine: {config.base_name} on http://{host}:{port}/v1 (dtype {config.torch_dtype}, adapters root {config.adapters_root})")
     serve(app, host, port)
+
+
+@mint_app.command("serve")
+def mint_serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8002,
+    dtype: Annotated[str, typer.Option(help="Training dtype: auto (bfloat16 where the CPU has it natively), float32 or bfloat16.")] = "auto",
+) -> None:
+    """Serve MinT over HTTP for ServiceClient(base_url=...): bases load on first use, futures by id."""
+    from molt.http_server import serve
+    from molt.mint.server import create_app
+    from molt.mint.service import LocalService
+
+    try:
+        service = LocalService(dtype)
+    except ValueError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
+    err.print(f"molt mint: http://{host}:{port} (dtype {str(service.dtype).removeprefix('torch.')}, checkpoints under $MOLT_HOME)")
+    serve(create_app(service), host, port)
+
+
+def _sft_help(field: str) -> str:
+    from molt.train.sft import SFTConfig
+
+    return SFTConfig.model_fields[field].description or ""
+
+
+SFT_FLAGS = {"learning_rate": "--lr", "base_model": "--model"}
+
+
+@train_app.command("sft")
+def train_sft(
+    data: Annotated[Path, typer.Option(help=_sft_help("data"))],
+    adapter: Annotated[str, typer.Option(help=_sft_help("adapter"))],
+    model: Source = "embedded",
+    rank: Annotated[int, typer.Option(help=_sft_help("rank"))] = 16,
+    lr: Annotated[float, typer.Option(help=_sft_help("learning_rate"))] = 2e-4,
+    lr_schedule: Annotated[str, typer.Option(help=_sft_help("lr_schedule"))] = "linear",
+    epochs: Annotated[int, typer.Option(help=_sft_help("epochs"))] = 1,
+    max_steps: Annotated[Optional[int], typer.Option(help=_sft_help("max_steps"))] = None,
+    batch_tokens: Annotated[int, typer.Option(help=_sft_help("batch_tokens"))] = 2048,
+    max_length: Annotated[int, typer.Option(help=_sft_help("max_length"))] = 1024,
+    eval_fraction: Annotated[float, typer.Option(help=_sft_help("eval_fraction"))] = 0.1,
+    eval_every: Annotated[int, typer.Option(help=_sft_help("eval_every"))] = 0,
+    save_every: Annotated[int, typer.Option(help=_sft_help("save_every"))] = 50,
+    seed: Annotated[int, typer.Option(help=_sft_help("seed"))] = 0,
+    train_on: Annotated[str, typer.Option(help=_sft_help("train_on"))] = "all_assistant",
+    dtype: Annotated[str, typer.Option(help="Training dtype: auto (bfloat16 where native), float32 (exact) or bfloat16.")] = "auto",
+    resume: Annotated[bool, typer.Option("--resume", help="Continue this adapter's interrupted run from its last checkpoint.")] = False,
+    mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
+    engine_url: Annotated[Optional[str], typer.Option(help="Load the finished adapter into this running engine (no restart).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+) -> None:
+    """Fine-tune a LoRA adapter on chat JSONL (assistant tokens only), with packing, a held-out
+    eval loss, checkpoints and --resume; the result is an adapter revision the engine serves."""
+    import dataclasses
+    import json
+
+    from pydantic import ValidationError
+
+    from molt.mint import ServiceClient
+    from molt.train.data import DatasetError
+    from molt.train.sft import ResumeError, SFTConfig, run_sft
+
+    try:
+        config = SFTConfig(
+            adapter=adapter, data=data, base_model=model, rank=rank, learning_rate=lr, lr_schedule=lr_schedule, epochs=epochs,
+            max_steps=max_steps, batch_tokens=batch_tokens, max_length=max_length, eval_fraction=eval_fraction,
+            eval_every=eval_every, save_every=save_every, seed=seed, train_on=train_on,
+        )
+        service = ServiceClient(base_url=mint_url) if mint_url else ServiceClient(dtype=dtype)
+    except ValidationError as e:
+        for problem in e.errors():
+            field = str(problem["loc"][0])
+            err.print(f"[bold red]error:[/] {SFT_FLAGS.get(field, '--' + field.replace('_', '-'))}: {problem['msg']} (got {problem.get('input')!r})")
+        raise typer.Exit(2) from None
+    except ValueError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
+    with _sft_progress() as (on_start, on_step):
+        try:
+            result = run_sft(config, service, resume=resume, on_start=on_start, on_step=on_step)
+        except (DatasetError, ResumeError, ModelLoadError) as e:
+            err.print(f"[bold red]error:[/] {e}")
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            err.print(f"[yellow]interrupted[/]; continue from the last checkpoint with: molt train sft ... --adapter {adapter} --resume")
+            raise typer.Exit(130) from None
+    if engine_url:
+        import httpx
+
+        response = httpx.post(f"{engine_url.rstrip('/')}/v1/load_lora_adapter", json={"lora_name": adapter, "lora_path": result.revision}, timeout=120)
+        if response.is_error:
+            err.print(f"[bold red]error:[/] the engine refused the adapter: {response.text}")
+            raise typer.Exit(1)
+    if json_output:
+        console.print_json(json.dumps({**dataclasses.asdict(result), "manifest": str(result.manifest)}))
+        return
+    before = "n/a" if result.eval_loss_before is None else f"{result.eval_loss_before:.4f}"
+    after = "n/a" if result.eval_loss_after is None else f"{result.eval_loss_after:.4f}"
+    console.print(f"adapter [bold]{adapter}[/]: {result.steps} steps, {result.tokens_per_s:.0f} tokens/s, eval loss {before} → {after}")
+    console.print(f"revision {result.revision}" + (f", loaded into {engine_url}" if engine_url else ""))
+    console.print(f"serve it: molt engine serve --lora {adapter}={result.revision}")
+
+
+def _sft_progress():
+    """A progress bar over optimizer steps: loss, eval loss and tokens/s as they come."""
+    import contextlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    progress = Progress(
+        TextColumn("sft"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]}"), TextColumn("eval {task.fields[eval]}"),
+        TextColumn("{task.fields[speed]} tok/s"), TimeElapsedColumn(), TimeRemainingColumn(), console=err,
+    )
+    task = progress.add_task("sft", total=None, loss="-", eval="-", speed="-")
+
+    def on_start(total: int, first: int, n_train: int, n_eval: int) -> None:
+        err.print(f"[dim]{n_train} training and {n_eval} held-out examples, {total} steps" + (f", resuming at step {first}" if first else "") + "[/]")
+        progress.update(task, total=total, completed=first)
+        progress.start()
+
+    def on_step(report) -> None:
+        progress.update(
+            task, completed=report.step, loss=f"{report.loss:.4f}", speed=f"{report.tokens_per_s:.0f}",
+            eval="-" if report.eval_loss is None else f"{report.eval_loss:.4f}",
+        )
+
+    @contextlib.contextmanager
+    def running():
+        try:
+            yield on_start, on_step
+        finally:
+            progress.stop()
+
+    return running()
 
 
 @bench_app.command("serve")

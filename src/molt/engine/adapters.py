@@ -26,8 +26,9 @@ class AdapterManager:
         self._lock = threading.Lock()
 
     def resolve_path(self, path: str) -> Path:
-        """``path`` (absolute, or relative to the root) resolved, and refused outside the root."""
-        candidate = (self.root / path).resolve()
+        """``path`` (absolute, relative to the root, or a MinT revision ``molt://<run>/<name>``, which
+        lives at ``<run>/<name>`` under the default root) resolved, and refused outside the root."""
+        candidate = (self.root / path.removeprefix("molt://")).resolve()
         if not candidate.is_relative_to(self.root):
             raise AdapterError(f"adapter path {path!r} is outside the adapters root {self.root}")
         return candidate

@@ -1,0 +1,1 @@
+"""Training recipes on the MinT API: supervised fine-tuning (``molt train sft``)."""
