@@ -310,6 +310,28 @@ def bench_serve(
         print_json(result)
 
 
+@bench_app.command("train")
+def bench_train(
+    model: Source = "embedded",
+    examples: Annotated[int, typer.Option(min=8, help="Chats in the training set (~150 tokens each).")] = 64,
+    rank: Annotated[int, typer.Option(min=1, help="LoRA rank on every attention and MLP projection.")] = 16,
+    batch_size: Annotated[int, typer.Option(min=1, help="Examples per optimizer step.")] = 8,
+    max_length: Annotated[int, typer.Option(min=16, help="Sequence length limit.")] = 512,
+    dtype: Annotated[str, typer.Option(help="auto (bf16 where native), float32 or bfloat16, for both sides.")] = "auto",
+    trl_packing: Annotated[bool, typer.Option("--trl-packing", help="Turn on TRL's packing (slower on CPU).")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """SFT tokens/s and peak memory of molt against TRL SFTTrainer + PEFT on the same data, model,
+    rank and lengths, each side in its own process."""
+    from molt.bench.report import print_json
+    from molt.bench.train import TrainBenchConfig, run
+
+    config = TrainBenchConfig(model, examples, rank, batch_size, max_length, dtype, trl_packing)
+    result = run(config, err if json_output else console)
+    if json_output:
+        print_json(result)
+
+
 def _version(value: bool) -> None:
     if value:
         console.print(f"molt {__version__}")

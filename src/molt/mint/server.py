@@ -5,12 +5,14 @@
 - ``POST /api/v1/<op>`` for each operation in ``molt.mint.operations`` → ``request_id``; the work
   is queued on the base's ordered worker at once.
 - ``POST /api/v1/retrieve_future`` {request_id, timeout} → {status: done, result} or {status:
-  pending} after waiting up to ``timeout`` seconds; a failed request answers with its error.
+  pending} after waiting up to ``timeout`` seconds; a failed request answers with its error. A
+  result is kept until retrieved once, or for 10 minutes after it finished.
 - Errors are ``{"error": {"type", "message"}}``: 400 for a bad request, 404 for an unknown id,
   500 for a server fault.
 """
 
 import asyncio
+import time
 import uuid
 
 from fastapi import FastAPI, Request
@@ -23,6 +25,9 @@ from molt.mint.operations import REQUESTS, RESULTS, CreateModelRequest, CreateSa
 from molt.mint.service import LocalService, UnknownIdError
 
 MAX_WAIT_SECONDS = 60.0
+KEEP_SECONDS = 600.0
+"""Finished results nobody retrieved (Tinker clients often never wait on optim_step) are dropped
+after this long, so a long session does not grow without bound."""
 
 
 class RetrieveRequest(BaseModel):
@@ -43,7 +48,13 @@ def status_of(e: Exception) -> int:
 
 def create_app(service: LocalService) -> FastAPI:
     app = FastAPI(title="molt MinT", summary="Tinker-compatible LoRA training over HTTP")
-    futures: dict[str, tuple[str, APIFuture]] = {}
+    futures: dict[str, tuple[str, APIFuture, float]] = {}
+
+    def forget_stale() -> None:
+        now = time.monotonic()
+        for request_id, (_, future, created) in list(futures.items()):
+            if future.done() and now - created > KEEP_SECONDS:
+                futures.pop(request_id, None)
 
     async def request_error(request: Request, e: Exception) -> JSONResponse:
         return error(status_of(e), e)
@@ -68,23 +79,24 @@ def create_app(service: LocalService) -> FastAPI:
         request = RetrieveRequest.model_validate(body)
         if request.request_id not in futures:
             raise UnknownIdError(f"unknown request_id {request.request_id!r} (results are kept until retrieved once)")
-        op, future = futures[request.request_id]
+        op, future, _ = futures[request.request_id]
         try:
             result = await asyncio.wait_for(asyncio.shield(future.result_async()), request.timeout)
         except TimeoutError:
             return {"status": "pending"}
         except Exception as e:
-            del futures[request.request_id]
+            futures.pop(request.request_id, None)
             return error(status_of(e), e)
-        del futures[request.request_id]
+        futures.pop(request.request_id, None)
         return {"status": "done", "result": TypeAdapter(RESULTS[op]).dump_python(result, mode="json")}
 
     @app.post("/api/v1/{op}")
     def submit(op: str, body: dict) -> dict:
         if op not in REQUESTS:
             raise UnknownIdError(f"unknown operation {op!r}; known: {', '.join(REQUESTS)}")
+        forget_stale()
         request_id = f"req-{uuid.uuid4().hex}"
-        futures[request_id] = (op, service.submit(op, REQUESTS[op].model_validate(body)))
+        futures[request_id] = (op, service.submit(op, REQUESTS[op].model_validate(body)), time.monotonic())
         return {"request_id": request_id}
 
     return app

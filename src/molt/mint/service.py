@@ -10,13 +10,23 @@ import uuid
 from dataclasses import dataclass
 
 import torch
+from pydantic import BaseModel
 
 from molt.engine.config import native_bf16
 from molt.mint import checkpoints
 from molt.mint.backend import LocalBackend, Policy
 from molt.mint.checkpoints import CheckpointError, resolve
 from molt.mint.futures import APIFuture, OrderedWorker
-from molt.mint.operations import REQUESTS, CreateModelRequest, CreateSamplerRequest
+from molt.mint.operations import (
+    REQUESTS,
+    CreateModelRequest,
+    CreateSamplerRequest,
+    ForwardRequest,
+    LoadStateRequest,
+    OptimStepRequest,
+    SaveRequest,
+)
+from molt.mint.types import ForwardBackwardOutput
 from molt.mint.sampling import SamplingEngines, SamplingSession
 
 
@@ -75,7 +85,7 @@ class LocalService:
     def base_model(self, model_id: str) -> str:
         return self.run(model_id).backend.base_model
 
-    def submit(self, op: str, request) -> APIFuture:
+    def submit(self, op: str, request: BaseModel) -> APIFuture:
         if op not in REQUESTS:
             raise UnknownIdError(f"unknown operation {op!r}; known: {', '.join(REQUESTS)}")
         if op in ("sample", "compute_logprobs"):
@@ -86,24 +96,24 @@ class LocalService:
         run = self.run(request.model_id)
         return run.worker.submit(getattr(self, f"_{op}"), run, request)
 
-    def _forward(self, run: TrainingRun, r) -> object:
+    def _forward(self, run: TrainingRun, r: ForwardRequest) -> ForwardBackwardOutput:
         return run.backend.forward_backward(run.policy, r.data, r.loss_fn, r.loss_fn_config, backward=False)
 
-    def _forward_backward(self, run: TrainingRun, r) -> object:
+    def _forward_backward(self, run: TrainingRun, r: ForwardRequest) -> ForwardBackwardOutput:
         return run.backend.forward_backward(run.policy, r.data, r.loss_fn, r.loss_fn_config)
 
-    def _optim_step(self, run: TrainingRun, r) -> dict[str, float]:
+    def _optim_step(self, run: TrainingRun, r: OptimStepRequest) -> dict[str, float]:
         return run.backend.optim_step(run.policy, r.adam_params)
 
-    def _save_weights_for_sampler(self, run: TrainingRun, r) -> str:
+    def _save_weights_for_sampler(self, run: TrainingRun, r: SaveRequest) -> str:
         with run.backend.lock:
             return checkpoints.save_sampler_weights(run.backend.model, run.policy, run.backend.base_model, run.policy.name, r.name)
 
-    def _save_state(self, run: TrainingRun, r) -> str:
+    def _save_state(self, run: TrainingRun, r: SaveRequest) -> str:
         with run.backend.lock:
             return checkpoints.save_state(run.backend.model, run.policy, run.policy.name, r.name)
 
-    def _load_state(self, run: TrainingRun, r) -> None:
+    def _load_state(self, run: TrainingRun, r: LoadStateRequest) -> None:
         with run.backend.lock:
             checkpoints.load_state(run.backend.model, run.policy, r.path, r.with_optimizer)
 

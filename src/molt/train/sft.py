@@ -41,6 +41,8 @@ class SFTConfig(BaseModel):
     """Base model to train on."""
     rank: int = Field(16, ge=1)
     """LoRA rank (all attention and MLP projections)."""
+    train_unembed: bool = True
+    """Also adapt the unembedding (lm_head), as Tinker does by default."""
     learning_rate: float = Field(2e-4, gt=0)
     """Peak AdamW learning rate."""
     lr_schedule: Literal["linear", "constant"] = "linear"
@@ -216,7 +218,7 @@ def run_sft(
 
     train, held_out, _ = prepare(chats, config, service.get_tokenizer(config.base_model))
     steps = schedule(train, config)
-    client = service.create_lora_training_client(config.base_model, rank=config.rank, seed=config.seed)
+    client = service.create_lora_training_client(config.base_model, rank=config.rank, seed=config.seed, train_unembed=config.train_unembed)
     first = 0
     if resume:
         client.load_state_with_optimizer(manifest["state"]).result()

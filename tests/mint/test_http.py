@@ -1,6 +1,6 @@
 """The HTTP surface of ``molt mint serve`` beyond what the shared client suite covers: error
 shapes, unknown ids, long-poll futures, and the bf16 service.
-Run: pytest tests/mint/test_server.py"""
+Run: pytest tests/mint/test_http.py"""
 
 import httpx
 import pytest
