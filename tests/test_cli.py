@@ -1,10 +1,15 @@
 """Subprocess smoke tests of the ``molt`` command, as a user runs it. Run: pytest tests/test_cli.py"""
 
+import contextlib
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 
+import httpx
 import pytest
 
 
@@ -68,42 +73,74 @@ def test_bench_serve_at_toy_size():
     assert figures["mixed_b2_tok_s"] > 0 and figures["dtype"] in ("bfloat16", "float32")
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(*args: str, port: int):
+    """``molt ARGS`` as a real process until its /health answers; stopped by SIGINT afterwards,
+    which must end it cleanly. Yields a list that receives the process output."""
+    process = subprocess.Popen([sys.executable, "-m", "molt", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output: list[str] = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        yield output
+    finally:
+        process.send_signal(signal.SIGINT)
+        output.append(process.communicate(timeout=30)[0])
+        print(output[-1][-2000:])
+    assert process.returncode == 0 and f"127.0.0.1:{port}" in output[-1]
+
+
 def test_engine_serve_answers_the_openai_client(tmp_path):
     """`molt engine serve` as a user starts it: a real process on a free port, an adapter loaded
     at start, answering the official client, stopped by SIGINT."""
-    import signal
-    import socket
-    import time
-
-    import httpx
     import openai
 
     from molt.lora.synthetic import write_random_adapter
     from molt.models import load_model
 
     write_random_adapter(tmp_path / "ad", load_model("tiny").model, "tiny", r=2)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [sys.executable, "-m", "molt", "engine", "serve", "--model", "tiny", "--port", str(port), "--adapters-root", str(tmp_path), "--lora", "ad=ad"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+    port = free_port()
+    with serving("engine", "serve", "--model", "tiny", "--port", str(port), "--adapters-root", str(tmp_path), "--lora", "ad=ad", port=port):
         client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused")
         assert [m.id for m in client.models.list().data] == ["tiny", "ad"]
         reply = client.chat.completions.create(model="ad", messages=[{"role": "user", "content": "hi"}], max_tokens=3)
         assert reply.usage.completion_tokens == 3
-    finally:
-        process.send_signal(signal.SIGINT)
-        output = process.communicate(timeout=30)[0]
-        print(output[-2000:])
-    assert process.returncode == 0 and f"127.0.0.1:{port}" in output
+
+
+def test_mint_serve_trains_for_a_remote_client():
+    from molt.mint import AdamParams, Datum, ModelInput, ServiceClient
+    from molt.mint.checkpoints import resolve
+
+    tokens = list(range(100, 112))
+    datum = Datum(model_input=ModelInput.from_ints(tokens[:-1]), loss_fn_inputs={"target_tokens": tokens[1:], "weights": [1.0] * 11})
+
+    port = free_port()
+    with serving("mint", "serve", "--port", str(port), "--dtype", "float32", port=port):
+        client = ServiceClient(base_url=f"http://127.0.0.1:{port}").create_lora_training_client("tiny", rank=2, seed=0)
+        first = client.forward_backward([datum], "cross_entropy").result().metrics["loss:sum"]
+        client.optim_step(AdamParams(learning_rate=1e-2))
+        assert client.forward([datum], "cross_entropy").result().metrics["loss:sum"] < first
+        assert (resolve(client.save_weights_for_sampler("cli").result()) / "adapter_model.safetensors").is_file()
+
+
+def test_bench_train_at_toy_size():
+    result = molt("bench", "train", "--model", "tiny", "--examples", "8", "--batch-size", "4", "--json", timeout=600)
+    assert result.returncode == 0
+    figures = json.loads(result.stdout)
+    for key in ("molt_tokens_per_s", "trl_tokens_per_s", "speedup", "molt_peak_mb", "trl_peak_mb"):
+        assert figures[key] > 0
+    assert figures["molt_steps"] >= 2 and figures["trl_steps"] == 2
 
 
 def test_engine_serve_refuses_a_bad_lora_option(tmp_path):
