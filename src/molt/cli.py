@@ -10,7 +10,7 @@ from rich.table import Table
 from molt import __version__
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: proxy serve, rl, evolve, hcp, registry."
+COMING = "Coming next: proxy serve, rl, evolve, registry."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -30,6 +30,8 @@ mint_app = typer.Typer(help="MinT, the Tinker-compatible LoRA training API.", no
 app.add_typer(mint_app, name="mint")
 train_app = typer.Typer(help="Training recipes on the MinT API.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
+hcp_app = typer.Typer(help="HCP, the versioned TOML contract that recreates a runtime.", no_args_is_help=True)
+app.add_typer(hcp_app, name="hcp")
 console = Console()
 err = Console(stderr=True)
 
@@ -330,6 +332,48 @@ def bench_train(
     result = run(config, err if json_output else console)
     if json_output:
         print_json(result)
+
+
+def _hcp(path: Optional[Path]):
+    from molt.hcp import HCPError, load_hcp
+
+    try:
+        return load_hcp(path)
+    except HCPError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
+
+
+HcpFile = Annotated[Optional[Path], typer.Argument(help="An HCP TOML file; omit for the one molt ships.")]
+
+
+@hcp_app.command("validate")
+def hcp_validate(path: Annotated[Path, typer.Argument(help="The HCP TOML file to check.")]) -> None:
+    """Check an HCP file against its version's schema; exit 2 with every problem otherwise."""
+    hcp = _hcp(path)
+    labels = ", ".join(s.label for s in hcp.specialists)
+    console.print(f"{path}: valid HCP v{hcp.hcp_version} '{hcp.name}' ({len(hcp.specialists)} specialists: {labels}; router {hcp.router.kind})", soft_wrap=True)
+
+
+@hcp_app.command("show")
+def hcp_show(path: HcpFile = None) -> None:
+    """Print an HCP with every default filled in, as TOML."""
+    from molt.hcp import to_toml
+
+    print(to_toml(_hcp(path)), end="")
+
+
+@hcp_app.command("diff")
+def hcp_diff(
+    old: Annotated[Path, typer.Argument(help="The HCP before.")],
+    new: Annotated[Path, typer.Argument(help="The HCP after.")],
+) -> None:
+    """What changes between two HCP files, field by field (specialists matched by label)."""
+    from molt.hcp import diff_hcp
+
+    lines = diff_hcp(_hcp(old), _hcp(new))
+    for line in lines or ["no differences"]:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def _version(value: bool) -> None:

@@ -1,0 +1,143 @@
+"""HCP version 1: the fields that recreate a molt runtime.
+
+Every table refuses unknown keys, so a typo is an error, not a silently ignored setting.
+"""
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from molt.models.tool_calls import TOOL_CALL_FORMATS
+
+LABEL = r"^[a-z][a-z0-9_-]{0,31}$"
+ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+ROUTE_FIELDS = ("{labels}", "{descriptions}", "{user_text}")
+
+
+class Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class Model(Table):
+    base: str = "embedded"
+    """Base model source (see `molt models info`)."""
+    engine_url: str = "http://127.0.0.1:8001/v1"
+    """OpenAI-compatible engine serving the base and the specialists' adapters (molt or vLLM)."""
+    context_window: int = Field(2048, ge=256)
+    """Tokens of conversation an answer may see, prompt included."""
+
+
+class Generation(Table):
+    max_tokens: int = Field(512, ge=1)
+    """Upper bound on an answer's tokens."""
+    temperature: float = Field(0.7, ge=0)
+    top_p: float = Field(0.95, gt=0, le=1)
+    summary_max_tokens: int = Field(192, ge=1)
+    """Upper bound on the per-turn summary an adapter writes for the others' views."""
+
+
+class Specialist(Table):
+    label: str = Field(pattern=LABEL)
+    """The routing label, also the model name that bypasses routing."""
+    description: str = Field(min_length=1)
+    """What this specialist is for; shown to the router."""
+    adapter: str | None = None
+    """Adapter name on the engine; unset means the base answers for this label."""
+    revision: str | None = None
+    """The adapter revision this harness was validated with (e.g. molt://<run>/<name>)."""
+    examples: list[str] = []
+    """Requests that belong to this label (router training and prompts)."""
+
+
+class Guardrail(Table):
+    label: str = Field(pattern=LABEL)
+    keywords: list[str] = Field(min_length=1)
+    """Any of these words in the user's text (case-insensitive, whole words) forces the label."""
+
+
+class Router(Table):
+    kind: Literal["label_scoring"] = "label_scoring"
+    """Which router: 'label_scoring' scores each label's likelihood after the route prompt."""
+    default_label: str = Field(pattern=LABEL)
+    """The label used when the router abstains."""
+    scorer: str | None = None
+    """Label whose adapter scores the labels; unset means the base."""
+    margin: float = Field(0.5, ge=0)
+    """Abstain (use default_label) when the best label's log-likelihood leads by less than this."""
+    guardrails: list[Guardrail] = []
+
+
+class Prompts(Table):
+    identity: str = Field(min_length=1)
+    """System prompt every specialist answers under."""
+    route: str
+    """Route prompt; must contain {labels}, {descriptions} and {user_text} (quoted as data)."""
+    summary: str = Field(min_length=1)
+    """Asks the answering adapter for a short summary of its turn."""
+
+    @field_validator("route")
+    @classmethod
+    def _route_fields(cls, route: str) -> str:
+        missing = [f for f in ROUTE_FIELDS if f not in route]
+        if missing:
+            raise ValueError(f"the route prompt lacks {', '.join(missing)}")
+        return route
+
+
+class Tools(Table):
+    call_format: str = "hermes"
+    """How tool calls are written in the model's text."""
+    allowlist: list[str] = []
+    """Function names the specialists may call; empty allows whatever the client offers."""
+
+    @field_validator("call_format")
+    @classmethod
+    def _known_format(cls, name: str) -> str:
+        if name not in TOOL_CALL_FORMATS:
+            raise ValueError(f"unknown tool-call format {name!r}; known: {', '.join(sorted(TOOL_CALL_FORMATS))}")
+        return name
+
+
+class Environment(Table):
+    api_key_env: str | None = None
+    """Environment variable holding the bearer token clients must send; unset: no auth."""
+    secrets: list[str] = []
+    """Names of environment variables the runtime needs (never their values)."""
+
+    @field_validator("api_key_env", "secrets")
+    @classmethod
+    def _names_only(cls, value):
+        for name in [value] if isinstance(value, str) else value or []:
+            if not ENV_NAME.match(name):
+                raise ValueError(f"{name[:4]}… is not an environment variable name: an HCP holds names of secrets, never values")
+        return value
+
+
+class HCPv1(Table):
+    hcp_version: Literal["1"]
+    name: str = Field(min_length=1)
+    description: str = ""
+    model: Model = Model()
+    generation: Generation = Generation()
+    specialists: list[Specialist] = Field(min_length=1)
+    router: Router
+    prompts: Prompts
+    tools: Tools = Tools()
+    environment: Environment = Environment()
+
+    @model_validator(mode="after")
+    def _labels_agree(self) -> "HCPv1":
+        labels = [s.label for s in self.specialists]
+        duplicated = sorted({label for label in labels if labels.count(label) > 1})
+        if duplicated:
+            raise ValueError(f"specialist labels must be unique; repeated: {', '.join(duplicated)}")
+        used = [("router.default_label", self.router.default_label), ("router.scorer", self.router.scorer)]
+        used += [(f"router.guardrails[{i}].label", g.label) for i, g in enumerate(self.router.guardrails)]
+        for where, label in used:
+            if label is not None and label not in labels:
+                raise ValueError(f"{where} is {label!r}, not a specialist label ({', '.join(labels)})")
+        return self
+
+    def specialist(self, label: str) -> Specialist:
+        return next(s for s in self.specialists if s.label == label)
