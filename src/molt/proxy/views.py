@@ -1,0 +1,49 @@
+"""Each specialist's own view of a conversation (DESIGN §1.2, step 2).
+
+An adapter sees the system messages, its own past turns verbatim (assistant and tool messages),
+every other adapter's past turns collapsed to the user's message plus that turn's summary, and
+then the current turn. The view is a pure function of the stored turns, and past turns never
+change, so the rendered tokens of one turn are a prefix of the next turn's for the same adapter:
+re-entering an adapter hits the engine's per-adapter prefix cache.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Turn:
+    label: str
+    """The specialist that answered."""
+    user: Message
+    """The user message that opened the turn."""
+    replies: tuple[Message, ...]
+    """What the specialist produced, in order: assistant messages (with tool calls) and tool results."""
+    summary: str | None = None
+    """The specialist's short summary, shown to the others; None while it is still being written."""
+
+
+class PendingSummary(RuntimeError):
+    """A view needs a turn's summary that has not been written yet (the caller awaits it first)."""
+
+
+def collapsed(turn: Turn) -> Message:
+    if turn.summary is None:
+        raise PendingSummary(f"the summary of a {turn.label!r} turn is still pending")
+    return {"role": "assistant", "content": f"[{turn.label}] {turn.summary}"}
+
+
+def own_view(system: Sequence[Message], turns: Sequence[Turn], label: str, current: Sequence[Message]) -> list[Message]:
+    """The messages adapter ``label`` answers from."""
+    view = list(system)
+    for turn in turns:
+        view.append(turn.user)
+        if turn.label == label:
+            view.extend(turn.replies)
+        else:
+            view.append(collapsed(turn))
+    view.extend(current)
+    return view
