@@ -89,12 +89,14 @@ def test_tool_call_is_parsed_into_openai_tool_calls(client):
 def test_completions_with_token_ids_and_prompt_logprobs(client):
     reply = client.completions.create(
         model="a0", prompt=[1, 4093, 198, 6004], max_tokens=5, temperature=0, logprobs=1,
-        extra_body={"prompt_logprobs": True, "return_token_ids": True},
+        extra_body={"prompt_logprobs": 0, "return_token_ids": True},
     )
     choice = reply.choices[0]
     extra = choice.model_extra
     assert extra["prompt_token_ids"] == [1, 4093, 198, 6004] and len(extra["token_ids"]) == 5
     assert extra["prompt_logprobs"][0] is None and len(extra["prompt_logprobs"]) == 4
+    assert [list(p) for p in extra["prompt_logprobs"][1:]] == [["4093"], ["198"], ["6004"]]  # vLLM's shape
+    assert all(p[t]["logprob"] <= 0 for p, t in zip(extra["prompt_logprobs"][1:], ["4093", "198", "6004"]))
     assert len(choice.logprobs.token_logprobs) == 5
     batch = client.completions.create(model="tiny", prompt=["Hello", "Goodbye"], max_tokens=3, n=2)
     assert sorted(c.index for c in batch.choices) == [0, 1, 2, 3]

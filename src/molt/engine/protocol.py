@@ -30,7 +30,9 @@ class SamplingFields(OpenAIBody):
     # -- molt-specific (vLLM names) ----------------------------------------------------------------
     top_k: int = Field(0, ge=-1)
     stop_token_ids: list[int] = []
-    prompt_logprobs: bool = False
+    prompt_logprobs: int | None = Field(None, ge=0, le=0)
+    """vLLM's: logprobs of the prompt tokens, as [None, {token_id: {logprob, rank, decoded_token}}, ...]
+    (0: the prompt token alone; molt computes no top-k alternatives)."""
     ignore_eos: bool = False
     return_token_ids: bool = False
     """Add ``token_ids`` (and ``prompt_token_ids``) to each choice, as vLLM does; RL needs the exact tokens."""

@@ -92,7 +92,7 @@ class EngineService:
             stop_token_ids=tuple(body.stop_token_ids),
             n=body.n,
             logprobs=logprobs,
-            prompt_logprobs=body.prompt_logprobs,
+            prompt_logprobs=body.prompt_logprobs is not None,
             ignore_eos=body.ignore_eos,
         )
 
@@ -145,6 +145,10 @@ class EngineService:
 
     def token_text(self, token: int) -> str:
         return self.engine.tokenizer.decode([token])
+
+    def prompt_logprobs(self, prompt: list[int], logprobs: list[float | None]) -> list[dict | None]:
+        """vLLM's shape: per prompt position None (the first) or {"<token_id>": {logprob, rank, decoded_token}}."""
+        return [None if lp is None else {str(t): {"logprob": lp, "rank": None, "decoded_token": self.token_text(t)}} for t, lp in zip(prompt, logprobs)]
 
     def metrics(self) -> str:
         stats = self.engine.stats()
@@ -257,8 +261,8 @@ class ChatRun:
                 choice["token_ids"] = self.tokens[i]
             choices.append(choice)
         body = {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.body.model, "choices": choices, "usage": self.usage()}
-        if self.body.prompt_logprobs:
-            body["prompt_logprobs"] = prompt_logprobs
+        if self.body.prompt_logprobs is not None:
+            body["prompt_logprobs"] = self.service.prompt_logprobs(self.prompt, prompt_logprobs)
         if self.body.return_token_ids:
             body["prompt_token_ids"] = self.prompt
         return body
@@ -337,8 +341,8 @@ class CompletionRun:
 
     def choice(self, index: int, text: str, tokens: list[int], logprobs: list[float], reason: str | None) -> dict:
         choice = {"index": index, "text": text, "logprobs": self.legacy_logprobs(tokens, logprobs), "finish_reason": reason}
-        if self.body.prompt_logprobs and index in self.prompt_logprobs:
-            choice["prompt_logprobs"] = self.prompt_logprobs[index]
+        if self.body.prompt_logprobs is not None and index in self.prompt_logprobs:
+            choice["prompt_logprobs"] = self.service.prompt_logprobs(self.prompts[index // self.body.n], self.prompt_logprobs[index])
         if self.body.return_token_ids:
             choice["token_ids"] = tokens
             choice["prompt_token_ids"] = self.prompts[index // self.body.n]

@@ -1,0 +1,28 @@
+"""The router interface and the keyword guardrail every router shares."""
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from molt.hcp.v1 import Guardrail
+
+
+@dataclass(frozen=True)
+class RouteDecision:
+    label: str
+    reason: str
+    """Why, in words: e.g. "guardrail: 'python'" or "scored: coding -1.20 vs chat -3.41"."""
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+class Router(Protocol):
+    async def route(self, user_text: str) -> RouteDecision: ...
+
+
+def guardrail_label(guardrails: list[Guardrail], user_text: str) -> tuple[str, str] | None:
+    """(label, keyword) of the first guardrail whose keyword appears as whole words, any case."""
+    for guardrail in guardrails:
+        for keyword in guardrail.keywords:
+            if re.search(rf"(?<!\w){re.escape(keyword)}(?!\w)", user_text, re.IGNORECASE):
+                return guardrail.label, keyword
+    return None
