@@ -7,8 +7,9 @@ change, so the rendered tokens of one turn are a prefix of the next turn's for t
 re-entering an adapter hits the engine's per-adapter prefix cache.
 """
 
+import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Message = dict[str, Any]
@@ -24,6 +25,7 @@ class Turn:
     """What the specialist produced, in order: assistant messages (with tool calls) and tool results."""
     summary: str | None = None
     """The specialist's short summary, shown to the others; None while it is still being written."""
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 class PendingSummary(RuntimeError):

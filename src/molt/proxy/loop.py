@@ -1,0 +1,135 @@
+"""The per-turn loop of the proxy (DESIGN §1.2): route → answer → summary.
+
+- **Route:** the router picks one label for the user's text, unless the caller named a
+  specialist, or the conversation waits on tool results (tool stickiness: the results go back
+  to the adapter that called the tools, with no route and no summary hop).
+- **Answer:** the chosen specialist answers from its own view, through the engine's OpenAI chat
+  API (molt engine or vLLM): ``model`` is its adapter, or the base when it has none.
+- **Summary:** written by the same adapter after the answer, as a background task; a later turn
+  awaits it only when another specialist's view needs it.
+- **Transactions:** a ``Conversation`` is immutable. A turn returns a new one and the caller
+  stores it only once the answer is delivered, so an engine error or a client that goes away
+  leaves the stored conversation as it was.
+"""
+
+import asyncio
+from dataclasses import dataclass, field, replace
+
+import httpx
+
+from molt.hcp import HCP
+from molt.proxy.views import Message, Turn, own_view
+from molt.router import RouteDecision, Router
+
+
+class EngineError(RuntimeError):
+    """The engine failed or answered with an error; the turn did not happen."""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    system: tuple[Message, ...] = ()
+    """The client's system messages (the HCP's identity prompt comes first in every view)."""
+    turns: tuple[Turn, ...] = ()
+    pending: Turn | None = None
+    """A turn whose last reply called tools; the next messages must be their results."""
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    message: Message
+    """The assistant message delivered to the client."""
+    decision: RouteDecision
+    conversation: Conversation
+    """The conversation after this turn: store it once the message is delivered."""
+    usage: dict = field(default_factory=dict)
+
+
+class TurnLoop:
+    def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient):
+        self.hcp, self.router, self.engine = hcp, router, engine
+        self.summaries: dict[str, asyncio.Task] = {}
+
+    def model_for(self, label: str) -> str:
+        return self.hcp.specialist(label).adapter or self.hcp.model.base
+
+    def system(self, conversation: Conversation) -> list[Message]:
+        return [{"role": "system", "content": self.hcp.prompts.identity}, *conversation.system]
+
+    async def run(self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None) -> TurnResult:
+        """One turn: ``current`` is the new user message, or the tool results for a pending turn."""
+        pending = conversation.pending
+        if pending is not None:
+            check_tool_results(pending, current)
+            decision = RouteDecision(pending.label, "tool results go back to the adapter that called the tools")
+            turns, user, earlier = conversation.turns, pending.user, list(pending.replies) + current
+        else:
+            if not current or current[-1].get("role") != "user":
+                raise ValueError("a turn starts with a user message (or tool results for the pending tool calls)")
+            decision = RouteDecision(label, "specialist named by the client") if label else await self.router.route(text_of(current[-1]))
+            turns, user, earlier = conversation.turns, current[-1], []
+        turns = await self.with_summaries(turns, decision.label)
+        view = own_view(self.system(conversation), turns, decision.label, [user, *earlier])
+        message, usage = await self.answer(decision.label, view, tools)
+        turn = Turn(decision.label, user, (*earlier, message))
+        if message.get("tool_calls"):
+            return TurnResult(message, decision, replace(conversation, turns=turns, pending=turn), usage)
+        self.summaries[turn.id] = asyncio.create_task(self.summarise(turn, conversation.system, turns))
+        return TurnResult(message, decision, replace(conversation, turns=(*turns, turn), pending=None), usage)
+
+    async def with_summaries(self, turns: tuple[Turn, ...], label: str) -> tuple[Turn, ...]:
+        """The turns with every summary ``label``'s view needs, awaiting those still being written."""
+        done = []
+        for turn in turns:
+            if turn.label != label and turn.summary is None:
+                turn = replace(turn, summary=await self.summaries[turn.id])
+            done.append(turn)
+        return tuple(done)
+
+    async def answer(self, label: str, messages: list[Message], tools: list[dict] | None) -> tuple[Message, dict]:
+        generation = self.hcp.generation
+        body = {"model": self.model_for(label), "messages": messages, "max_tokens": generation.max_tokens, "temperature": generation.temperature, "top_p": generation.top_p}
+        if tools:
+            body["tools"] = tools
+        reply = await self.chat(body)
+        message = {k: v for k, v in reply["choices"][0]["message"].items() if v is not None}
+        return message, reply.get("usage", {})
+
+    async def summarise(self, turn: Turn, system: tuple[Message, ...], turns: tuple[Turn, ...]) -> str:
+        view = own_view(self.system(Conversation(system)), turns, turn.label, [turn.user, *turn.replies])
+        body = {"model": self.model_for(turn.label), "messages": [*view, {"role": "user", "content": self.hcp.prompts.summary}], "max_tokens": self.hcp.generation.summary_max_tokens, "temperature": 0}
+        try:
+            reply = await self.chat(body)
+            return (reply["choices"][0]["message"].get("content") or "").strip()
+        except Exception:  # a missing summary must never break later turns: fall back to the answer's start
+            return text_of(turn.replies[-1])[:400]
+
+    async def aclose(self) -> None:
+        """Cancel summaries still being written (at shutdown)."""
+        for task in self.summaries.values():
+            task.cancel()
+        await asyncio.gather(*self.summaries.values(), return_exceptions=True)
+
+    async def chat(self, body: dict) -> dict:
+        try:
+            response = await self.engine.post("/chat/completions", json=body)
+        except httpx.HTTPError as e:
+            raise EngineError(f"engine unreachable: {e}") from e
+        if response.is_error:
+            raise EngineError(f"engine answered {response.status_code}: {response.text[:300]}")
+        return response.json()
+
+
+def text_of(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""
+
+
+def check_tool_results(pending: Turn, current: list[Message]) -> None:
+    """The results must answer exactly the pending calls, by id."""
+    called = {call["id"] for call in pending.replies[-1].get("tool_calls", [])}
+    answered = [m.get("tool_call_id") for m in current if m.get("role") == "tool"]
+    if len(answered) != len(current) or set(answered) != called:
+        raise ValueError(f"expected tool results for calls {sorted(called)}, got {answered}")

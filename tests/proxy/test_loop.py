@@ -1,0 +1,115 @@
+"""The per-turn loop against a live tiny engine: routing, answers from the chosen adapter,
+summaries in the background, tool stickiness, and turns that fail leave nothing behind.
+Adapters are scripted (closed-form LoRA) so the chosen specialist's answer is known exactly.
+Run: pytest tests/proxy/test_loop.py"""
+
+import asyncio
+import json
+import tomllib
+
+import httpx
+import pytest
+
+from molt.engine.config import EngineConfig
+from molt.engine.server import create_app
+from molt.hcp import default_hcp_path, parse_hcp
+from molt.http_server import ServerThread
+from molt.lora.synthetic import write_scripted_adapter
+from molt.models import load_model
+from molt.models.renderer import get_renderer
+from molt.proxy.loop import Conversation, EngineError, TurnLoop
+from molt.router import LabelScoringRouter
+
+IDENTITY = [{"role": "system", "content": "You are molt, a helpful assistant."}]
+CODE_Q = {"role": "user", "content": "How do I sort a list in python?"}
+CODE_A = "Use sorted(items)."
+WEATHER_Q = {"role": "user", "content": "What is the weather in Oslo?"}
+WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": "Oslo"})}}]}
+
+
+def hcp():
+    data = tomllib.loads(default_hcp_path().read_text())
+    data["model"]["base"] = "tiny"
+    data["generation"].update(max_tokens=48, temperature=0.0, summary_max_tokens=6)
+    for specialist in data["specialists"]:
+        specialist["adapter"] = {"coding": "coder", "agent": "agent"}.get(specialist["label"])
+    data["router"].update(margin=1e6, guardrails=[{"label": "coding", "keywords": ["python"]}, {"label": "agent", "keywords": ["weather"]}])
+    return parse_hcp(data)
+
+
+def answer_tokens(renderer, message) -> list[int]:
+    example = renderer.supervised_example([{"role": "user", "content": "?"}, message])
+    return [t for t, w in zip(example.tokens, example.weights) if w]
+
+
+@pytest.fixture(scope="module")
+def engine_url(tmp_path_factory):
+    root = tmp_path_factory.mktemp("loop-adapters")
+    tiny = load_model("tiny")
+    renderer = get_renderer(tiny.tokenizer)
+    write_scripted_adapter(root / "coder", tiny.model, "tiny", renderer.generation_prompt([*IDENTITY, CODE_Q]), answer_tokens(renderer, {"role": "assistant", "content": CODE_A}))
+    write_scripted_adapter(root / "agent", tiny.model, "tiny", renderer.generation_prompt([*IDENTITY, WEATHER_Q], [WEATHER]), answer_tokens(renderer, CALL))
+    config = EngineConfig(model="tiny", dtype="float32", adapters_root=root, lora_modules={"coder": "coder", "agent": "agent"})
+    with ServerThread(create_app(config, tiny)) as url:
+        yield f"{url}/v1"
+
+
+def run(engine_url: str, steps):
+    """Run ``steps(loop)`` with a loop on the engine at ``engine_url``."""
+    async def main():
+        async with httpx.AsyncClient(base_url=engine_url, timeout=60) as engine:
+            contract = hcp()
+            loop = TurnLoop(contract, LabelScoringRouter(contract, get_renderer(load_model("tiny").tokenizer), engine), engine)
+            try:
+                return await steps(loop)
+            finally:
+                await loop.aclose()
+
+    return asyncio.run(main())
+
+
+def test_route_answer_summary_and_the_next_turn_sees_the_summary(engine_url):
+    async def steps(loop):
+        first = await loop.run(Conversation(), [CODE_Q])
+        assert first.decision.label == "coding" and first.message == {"role": "assistant", "content": CODE_A}
+        (turn,) = first.conversation.turns
+        assert turn.summary is None and not loop.summaries[turn.id].done()  # written after the answer
+        second = await loop.run(first.conversation, [{"role": "user", "content": "Thanks!"}])
+        return first, second
+
+    first, second = run(engine_url, steps)
+    assert second.decision.label == "chat" and second.decision.reason.startswith("abstained")
+    coding, chat = second.conversation.turns
+    assert coding.summary and coding.label == "coding" and chat.label == "chat"
+    assert first.conversation.turns[0].summary is None  # the stored snapshot is never mutated
+
+
+def test_tool_results_stick_to_the_calling_adapter(engine_url):
+    async def steps(loop):
+        called = await loop.run(Conversation(), [WEATHER_Q], tools=[WEATHER])
+        assert called.decision.label == "agent" and called.message["tool_calls"][0]["function"]["name"] == "get_weather"
+        assert called.conversation.pending is not None and called.conversation.turns == ()
+        with pytest.raises(ValueError, match="expected tool results for calls"):
+            await loop.run(called.conversation, [{"role": "tool", "tool_call_id": "other", "content": "4C"}], tools=[WEATHER])
+        call_id = called.message["tool_calls"][0]["id"]
+        result = await loop.run(called.conversation, [{"role": "tool", "tool_call_id": call_id, "content": "4C"}], tools=[WEATHER])
+        return called, result
+
+    called, result = run(engine_url, steps)
+    assert result.decision.label == "agent" and result.decision.reason.startswith("tool results")
+    (turn,) = result.conversation.turns
+    assert [m["role"] for m in turn.replies] == ["assistant", "tool", "assistant"] and result.conversation.pending is None
+
+
+def test_a_failed_turn_leaves_nothing_behind():
+    async def steps(loop):
+        before = Conversation()
+        with pytest.raises(EngineError, match="unreachable"):
+            await loop.run(before, [CODE_Q])
+        return loop.summaries
+
+    with __import__("socket").socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # nothing listens once the socket closes
+    assert run(dead, steps) == {}
