@@ -10,7 +10,7 @@ from rich.table import Table
 from molt import __version__
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: proxy serve, rl, evolve, registry."
+COMING = "Coming next: the full stack in molt up, rl, evolve, registry."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -30,6 +30,8 @@ mint_app = typer.Typer(help="MinT, the Tinker-compatible LoRA training API.", no
 app.add_typer(mint_app, name="mint")
 train_app = typer.Typer(help="Training recipes on the MinT API.", no_args_is_help=True)
 app.add_typer(train_app, name="train")
+proxy_app = typer.Typer(help="The Mixture-of-LoRA routing proxy (OpenAI chat API).", no_args_is_help=True)
+app.add_typer(proxy_app, name="proxy")
 hcp_app = typer.Typer(help="HCP, the versioned TOML contract that recreates a runtime.", no_args_is_help=True)
 app.add_typer(hcp_app, name="hcp")
 console = Console()
@@ -345,6 +347,22 @@ def _hcp(path: Optional[Path]):
 
 
 HcpFile = Annotated[Optional[Path], typer.Argument(help="An HCP TOML file; omit for the one molt ships.")]
+
+
+@proxy_app.command("serve")
+def proxy_serve(
+    hcp: Annotated[Optional[Path], typer.Option(help="The HCP file to run; default: the one molt ships.")] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+) -> None:
+    """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
+    from molt.http_server import serve
+    from molt.proxy.server import create_app
+
+    contract = _hcp(hcp)
+    labels = ", ".join(s.label for s in contract.specialists)
+    err.print(f"molt proxy: http://{host}:{port}/v1 (model 'molt' routes over {labels}; engine {contract.model.engine_url})")
+    serve(create_app(contract), host, port)
 
 
 @hcp_app.command("validate")

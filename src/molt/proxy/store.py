@@ -1,0 +1,60 @@
+"""Conversations the proxy keeps for stateless clients, keyed by what the client will resend.
+
+A chat-completions client resends the whole history each turn. The proxy stores the
+conversation after each turn under the fingerprint of the history as the client will send it
+next (the request's messages plus the answer), so the next request finds it by fingerprinting
+its messages before the new ones. A history the proxy never saw (another server, an edited
+transcript) is adopted: its turns are attributed to the default label and summarised by the
+start of their last answer.
+"""
+
+import hashlib
+import json
+from collections import OrderedDict
+
+from molt.proxy.loop import Conversation, text_of
+from molt.proxy.views import Message, Turn
+
+MAX_CONVERSATIONS = 10_000
+
+
+def canonical(message: Message) -> dict:
+    """The parts of a message that define the conversation (not key order, not null fields)."""
+    calls = [(c.get("id"), c.get("function", {}).get("name"), c.get("function", {}).get("arguments")) for c in message.get("tool_calls") or []]
+    return {"role": message.get("role"), "content": text_of(message), "tool_calls": calls, "tool_call_id": message.get("tool_call_id")}
+
+
+def fingerprint(messages: list[Message]) -> str:
+    data = json.dumps([canonical(m) for m in messages], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def adopt(system: list[Message], history: list[Message], label: str) -> Conversation:
+    """A conversation for a history this proxy never answered."""
+    groups: list[list[Message]] = []
+    for message in history:
+        if message.get("role") == "user" or not groups:
+            groups.append([])
+        groups[-1].append(message)
+    turns = [Turn(label, group[0], tuple(group[1:]), text_of(group[-1])[:400]) for group in groups]
+    pending = turns.pop() if turns and turns[-1].replies and turns[-1].replies[-1].get("tool_calls") else None
+    return Conversation(tuple(system), tuple(turns), pending)
+
+
+class ConversationStore:
+    """Fingerprint → conversation, least recently used first out beyond ``capacity``."""
+
+    def __init__(self, capacity: int = MAX_CONVERSATIONS):
+        self.capacity = capacity
+        self._items: OrderedDict[str, Conversation] = OrderedDict()
+
+    def get(self, key: str) -> Conversation | None:
+        if key in self._items:
+            self._items.move_to_end(key)
+        return self._items.get(key)
+
+    def put(self, key: str, conversation: Conversation) -> None:
+        self._items[key] = conversation
+        self._items.move_to_end(key)
+        while len(self._items) > self.capacity:
+            self._items.popitem(last=False)

@@ -1,0 +1,65 @@
+"""The proxy's chat API driven by the official openai client, over a live tiny engine with
+scripted specialists: routing with the specialist named in every answer, stateless history
+resends, bypassing the router by model name, tool-call round trips, and errors.
+Run: pytest tests/proxy/test_proxy_api.py"""
+
+import httpx
+import openai
+import pytest
+
+from molt.http_server import ServerThread
+from molt.proxy.server import create_app
+from scripted_stack import CODE_A, CODE_Q, WEATHER, WEATHER_Q, hcp
+
+
+@pytest.fixture(scope="module")
+def proxy(engine_url):
+    with ServerThread(create_app(hcp(engine_url))) as url:
+        yield url
+
+
+@pytest.fixture
+def client(proxy):
+    return openai.OpenAI(base_url=f"{proxy}/v1", api_key="unused")
+
+
+def test_routes_answers_and_says_which_specialist(client):
+    raw = client.chat.completions.with_raw_response.create(model="molt", messages=[CODE_Q])
+    reply = raw.parse()
+    assert reply.choices[0].message.content == CODE_A and reply.model == "molt"
+    assert raw.headers["x-molt-specialist"] == "coding" and raw.headers["x-molt-route-reason"] == "guardrail: 'python'"
+    assert reply.model_extra["molt"] == {"specialist": "coding", "reason": "guardrail: 'python'"}
+    history = [CODE_Q, reply.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "Thanks!"}]
+    follow = client.chat.completions.create(model="molt", messages=history)
+    assert follow.model_extra["molt"]["specialist"] == "chat" and follow.model_extra["molt"]["reason"].startswith("abstained")
+
+
+def test_a_specialist_name_bypasses_routing(client):
+    reply = client.chat.completions.create(model="coding", messages=[CODE_Q])
+    assert reply.choices[0].message.content == CODE_A
+    assert reply.model_extra["molt"] == {"specialist": "coding", "reason": "specialist named by the client"}
+
+
+def test_tool_call_round_trip_stays_on_the_calling_specialist(client):
+    called = client.chat.completions.create(model="molt", messages=[WEATHER_Q], tools=[WEATHER])
+    message = called.choices[0].message
+    assert called.choices[0].finish_reason == "tool_calls" and message.tool_calls[0].function.name == "get_weather"
+    assert called.model_extra["molt"]["specialist"] == "agent"
+    follow = [WEATHER_Q, message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "4C"}]
+    answered = client.chat.completions.create(model="molt", messages=follow, tools=[WEATHER])
+    assert answered.model_extra["molt"] == {"specialist": "agent", "reason": "tool results go back to the adapter that called the tools"}
+
+
+def test_unknown_history_is_adopted(client):
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello! How can I help?"}, CODE_Q]
+    reply = client.chat.completions.create(model="molt", messages=history)
+    assert reply.model_extra["molt"]["specialist"] == "coding"
+
+
+def test_models_health_and_errors(client, proxy):
+    assert [m.id for m in client.models.list().data] == ["molt", "chat", "agent", "coding", "genui"]
+    assert httpx.get(f"{proxy}/health").json() == {"status": "ok"}
+    with pytest.raises(openai.NotFoundError, match="does not exist"):
+        client.chat.completions.create(model="sales", messages=[CODE_Q])
+    with pytest.raises(openai.BadRequestError, match="starts with a user message"):
+        client.chat.completions.create(model="molt", messages=[CODE_Q, {"role": "assistant", "content": "x"}])
