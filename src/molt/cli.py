@@ -354,15 +354,25 @@ def proxy_serve(
     hcp: Annotated[Optional[Path], typer.Option(help="The HCP file to run; default: the one molt ships.")] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    max_request_kb: Annotated[int, typer.Option(min=1, help="Refuse larger request bodies (413).")] = 1024,
+    max_in_flight: Annotated[int, typer.Option(min=1, help="Turns answered at once.")] = 8,
+    max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429.")] = 32,
 ) -> None:
     """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
     from molt.http_server import serve
+    from molt.proxy.limits import Limits
     from molt.proxy.server import create_app
 
     contract = _hcp(hcp)
+    try:
+        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued))
+    except ValueError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
     labels = ", ".join(s.label for s in contract.specialists)
-    err.print(f"molt proxy: http://{host}:{port}/v1 (model 'molt' routes over {labels}; engine {contract.model.engine_url})")
-    serve(create_app(contract), host, port)
+    auth = f"bearer token from ${contract.environment.api_key_env}" if contract.environment.api_key_env else "no auth"
+    err.print(f"molt proxy: http://{host}:{port}/v1 (model 'molt' routes over {labels}; engine {contract.model.engine_url}; {auth})")
+    serve(app, host, port)
 
 
 @hcp_app.command("validate")

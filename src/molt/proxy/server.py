@@ -5,9 +5,13 @@
 - Every answer says which specialist answered and why: the ``molt`` field of the response and
   the ``x-molt-specialist`` / ``x-molt-route-reason`` headers.
 - ``GET /v1/models`` lists ``molt`` and each specialist; ``GET /health``.
+- With ``[environment] api_key_env`` in the HCP, every /v1 request needs ``Authorization: Bearer
+  <that variable's value>`` (401 otherwise); bodies over the size cap get 413 and turns beyond
+  the in-flight and queue bounds get 429 (``limits.py``).
 The proxy reaches the engine only through the OpenAI API at the HCP's engine URL.
 """
 
+import os
 import time
 import uuid
 from contextlib import asynccontextmanager
@@ -22,6 +26,7 @@ from molt.engine.routes import error_json
 from molt.hcp import HCP
 from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
+from molt.proxy.limits import Admission, Limits, Overloaded, authorised
 from molt.proxy.loop import Conversation, EngineError, TurnLoop
 from molt.proxy.store import ConversationStore, adopt, fingerprint
 from molt.router import LabelScoringRouter
@@ -50,8 +55,19 @@ def split(messages: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
     return system, rest[:start], rest[start:]
 
 
-def create_app(hcp: HCP) -> FastAPI:
+def api_token(hcp: HCP) -> str | None:
+    name = hcp.environment.api_key_env
+    if name is None:
+        return None
+    if not os.environ.get(name):
+        raise ValueError(f"the HCP asks for bearer-token auth with ${name}, which is not set")
+    return os.environ[name]
+
+
+def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
     store = ConversationStore()
+    token = api_token(hcp)
+    admission = Admission(limits)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -62,7 +78,18 @@ def create_app(hcp: HCP) -> FastAPI:
             await app.state.loop.aclose()
 
     app = FastAPI(title="molt proxy", lifespan=lifespan)
+    app.state.admission = admission
     labels = [s.label for s in hcp.specialists]
+
+    @app.middleware("http")
+    async def admit(request: Request, call_next):
+        if request.url.path.startswith("/v1/"):
+            if not authorised(request.headers.get("authorization"), token):
+                return error_json(401, "missing or wrong bearer token", "AuthenticationError")
+            size = request.headers.get("content-length")
+            if size is not None and int(size) > limits.max_request_bytes:
+                return error_json(413, f"request body of {size} bytes is over the {limits.max_request_bytes}-byte limit", "RequestTooLargeError")
+        return await call_next(request)
 
     @app.get("/health")
     async def health() -> dict:
@@ -84,7 +111,10 @@ def create_app(hcp: HCP) -> FastAPI:
         if conversation is None:
             conversation = adopt(system, history, hcp.router.default_label) if history else Conversation(tuple(system))
         try:
-            result = await request.app.state.loop.run(conversation, current, body.tools, None if body.model == SYSTEM_MODEL else body.model)
+            async with admission.turn():
+                result = await request.app.state.loop.run(conversation, current, body.tools, None if body.model == SYSTEM_MODEL else body.model)
+        except Overloaded as e:
+            return error_json(429, str(e), "RateLimitError")
         except ValueError as e:
             return error_json(400, str(e), "BadRequestError", "messages")
         except EngineError as e:
