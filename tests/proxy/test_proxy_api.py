@@ -9,12 +9,18 @@ import pytest
 
 from molt.http_server import ServerThread
 from molt.proxy.server import create_app
+from molt.proxy.store import fingerprint
 from scripted_stack import CODE_A, CODE_Q, WEATHER, WEATHER_Q, hcp
 
 
 @pytest.fixture(scope="module")
-def proxy(engine_url):
-    with ServerThread(create_app(hcp(engine_url))) as url:
+def app(engine_url):
+    return create_app(hcp(engine_url))
+
+
+@pytest.fixture(scope="module")
+def proxy(app):
+    with ServerThread(app) as url:
         yield url
 
 
@@ -63,3 +69,15 @@ def test_models_health_and_errors(client, proxy):
         client.chat.completions.create(model="sales", messages=[CODE_Q])
     with pytest.raises(openai.BadRequestError, match="starts with a user message"):
         client.chat.completions.create(model="molt", messages=[CODE_Q, {"role": "assistant", "content": "x"}])
+
+
+def test_streaming_passes_chunks_through_and_stores_the_turn_at_the_end(client, app):
+    chunks = list(client.chat.completions.create(model="molt", messages=[CODE_Q], stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == CODE_A and all(c.model_extra["molt"]["specialist"] == "coding" for c in chunks)
+    stored = app.state.store.get(fingerprint([CODE_Q, {"role": "assistant", "content": CODE_A}]))
+    assert stored is not None and [t.label for t in stored.turns] == ["coding"]
+    calls = list(client.chat.completions.create(model="molt", messages=[WEATHER_Q], tools=[WEATHER], stream=True))
+    deltas = [c.choices[0].delta for c in calls if c.choices and c.choices[0].delta.tool_calls]
+    assert deltas and deltas[-1].tool_calls[0].function.name == "get_weather"
+    assert [c.choices[0].finish_reason for c in calls if c.choices and c.choices[0].finish_reason] == ["tool_calls"]

@@ -13,6 +13,8 @@
 """
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
 import httpx
@@ -33,6 +35,18 @@ class Conversation:
     turns: tuple[Turn, ...] = ()
     pending: Turn | None = None
     """A turn whose last reply called tools; the next messages must be their results."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    conversation: Conversation
+    decision: RouteDecision
+    turns: tuple[Turn, ...]
+    """The conversation's turns with the summaries this view needs."""
+    user: Message
+    earlier: tuple[Message, ...]
+    """This turn's replies so far (a pending tool call and its results)."""
+    view: list[Message]
 
 
 @dataclass(frozen=True)
@@ -58,24 +72,46 @@ class TurnLoop:
 
     async def run(self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None) -> TurnResult:
         """One turn: ``current`` is the new user message, or the tool results for a pending turn."""
+        plan = await self.plan(conversation, current, label)
+        message, usage = await self.answer(plan.decision.label, plan.view, tools)
+        return self.finish(plan, message, usage)
+
+    async def plan(self, conversation: Conversation, current: list[Message], label: str | None = None) -> "Plan":
+        """Route and build the view: everything before the answer (so a stream can announce the specialist)."""
         pending = conversation.pending
         if pending is not None:
             check_tool_results(pending, current)
             decision = RouteDecision(pending.label, "tool results go back to the adapter that called the tools")
-            turns, user, earlier = conversation.turns, pending.user, list(pending.replies) + current
+            user, earlier = pending.user, [*pending.replies, *current]
         else:
             if not current or current[-1].get("role") != "user":
                 raise ValueError("a turn starts with a user message (or tool results for the pending tool calls)")
             decision = RouteDecision(label, "specialist named by the client") if label else await self.router.route(text_of(current[-1]))
-            turns, user, earlier = conversation.turns, current[-1], []
-        turns = await self.with_summaries(turns, decision.label)
+            user, earlier = current[-1], []
+        turns = await self.with_summaries(conversation.turns, decision.label)
         view = own_view(self.system(conversation), turns, decision.label, [user, *earlier])
-        message, usage = await self.answer(decision.label, view, tools)
-        turn = Turn(decision.label, user, (*earlier, message))
+        return Plan(conversation, decision, turns, user, tuple(earlier), view)
+
+    def finish(self, plan: "Plan", message: Message, usage: dict) -> TurnResult:
+        """The conversation after the answer; a final answer gets its summary started in the background."""
+        turn = Turn(plan.decision.label, plan.user, (*plan.earlier, message))
         if message.get("tool_calls"):
-            return TurnResult(message, decision, replace(conversation, turns=turns, pending=turn), usage)
-        self.summaries[turn.id] = asyncio.create_task(self.summarise(turn, conversation.system, turns))
-        return TurnResult(message, decision, replace(conversation, turns=(*turns, turn), pending=None), usage)
+            return TurnResult(message, plan.decision, replace(plan.conversation, turns=plan.turns, pending=turn), usage)
+        self.summaries[turn.id] = asyncio.create_task(self.summarise(turn, plan.conversation.system, plan.turns))
+        return TurnResult(message, plan.decision, replace(plan.conversation, turns=(*plan.turns, turn), pending=None), usage)
+
+    async def answer_stream(self, label: str, messages: list[Message], tools: list[dict] | None) -> AsyncIterator[dict]:
+        """The engine's stream chunks for the answer, as they come (OpenAI chat.completion.chunk)."""
+        body = {**self.answer_body(label, messages, tools), "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            async with self.engine.stream("POST", "/chat/completions", json=body) as response:
+                if response.is_error:
+                    raise EngineError(f"engine answered {response.status_code}: {(await response.aread())[:300]!r}")
+                async for line in response.aiter_lines():
+                    if line.startswith("data: ") and line != "data: [DONE]":
+                        yield json.loads(line[len("data: "):])
+        except httpx.HTTPError as e:
+            raise EngineError(f"engine unreachable: {e}") from e
 
     async def with_summaries(self, turns: tuple[Turn, ...], label: str) -> tuple[Turn, ...]:
         """The turns with every summary ``label``'s view needs, awaiting those still being written."""
@@ -86,12 +122,13 @@ class TurnLoop:
             done.append(turn)
         return tuple(done)
 
-    async def answer(self, label: str, messages: list[Message], tools: list[dict] | None) -> tuple[Message, dict]:
+    def answer_body(self, label: str, messages: list[Message], tools: list[dict] | None) -> dict:
         generation = self.hcp.generation
         body = {"model": self.model_for(label), "messages": messages, "max_tokens": generation.max_tokens, "temperature": generation.temperature, "top_p": generation.top_p}
-        if tools:
-            body["tools"] = tools
-        reply = await self.chat(body)
+        return {**body, "tools": tools} if tools else body
+
+    async def answer(self, label: str, messages: list[Message], tools: list[dict] | None) -> tuple[Message, dict]:
+        reply = await self.chat(self.answer_body(label, messages, tools))
         message = {k: v for k, v in reply["choices"][0]["message"].items() if v is not None}
         return message, reply.get("usage", {})
 
@@ -118,6 +155,21 @@ class TurnLoop:
         if response.is_error:
             raise EngineError(f"engine answered {response.status_code}: {response.text[:300]}")
         return response.json()
+
+
+def merge_delta(message: Message, delta: dict) -> None:
+    """Fold one streamed OpenAI delta into ``message``: text appends, tool calls merge by index."""
+    if delta.get("content"):
+        message["content"] = (message.get("content") or "") + delta["content"]
+    for part in delta.get("tool_calls") or []:
+        calls = message.setdefault("tool_calls", [])
+        while len(calls) <= part.get("index", 0):
+            calls.append({"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+        call = calls[part.get("index", 0)]
+        call["id"] = part.get("id") or call["id"]
+        function = part.get("function") or {}
+        call["function"]["name"] += function.get("name") or ""
+        call["function"]["arguments"] += function.get("arguments") or ""
 
 
 def text_of(message: Message) -> str:

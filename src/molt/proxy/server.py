@@ -2,6 +2,7 @@
 
 - ``POST /v1/chat/completions`` with ``model="molt"`` routes each turn; a specialist's label as
   the model bypasses routing. Stateless: the client resends history (see ``store.py``).
+  Streaming passes the engine's chunks through once the route is known.
 - Every answer says which specialist answered and why: the ``molt`` field of the response and
   the ``x-molt-specialist`` / ``x-molt-route-reason`` headers.
 - ``GET /v1/models`` lists ``molt`` and each specialist; ``GET /health``.
@@ -11,15 +12,17 @@
 The proxy reaches the engine only through the OpenAI API at the HCP's engine URL.
 """
 
+import json
 import os
 import time
 import uuid
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from molt.engine.routes import error_json
@@ -27,9 +30,9 @@ from molt.hcp import HCP
 from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
 from molt.proxy.limits import Admission, Limits, Overloaded, authorised
-from molt.proxy.loop import Conversation, EngineError, TurnLoop
+from molt.proxy.loop import Conversation, EngineError, Plan, TurnLoop, merge_delta
 from molt.proxy.store import ConversationStore, adopt, fingerprint
-from molt.router import LabelScoringRouter
+from molt.router import LabelScoringRouter, RouteDecision
 
 SYSTEM_MODEL = "molt"
 
@@ -64,6 +67,14 @@ def api_token(hcp: HCP) -> str | None:
     return os.environ[name]
 
 
+def attribution(decision: RouteDecision) -> dict:
+    return {"specialist": decision.label, "reason": decision.reason}
+
+
+def headers(decision: RouteDecision) -> dict:
+    return {"x-molt-specialist": decision.label, "x-molt-route-reason": decision.reason.encode("ascii", "replace").decode()}
+
+
 def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
     store = ConversationStore()
     token = api_token(hcp)
@@ -78,7 +89,7 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
             await app.state.loop.aclose()
 
     app = FastAPI(title="molt proxy", lifespan=lifespan)
-    app.state.admission = admission
+    app.state.admission, app.state.store = admission, store
     labels = [s.label for s in hcp.specialists]
 
     @app.middleware("http")
@@ -104,28 +115,59 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
     async def chat(body: ChatRequest, request: Request):
         if body.model != SYSTEM_MODEL and body.model not in labels:
             return error_json(404, f"model {body.model!r} does not exist; use {SYSTEM_MODEL!r} or a specialist: {', '.join(labels)}", "NotFoundError", "model")
-        if body.stream:
-            return error_json(400, "streaming through the proxy is not available yet; send stream=false", "BadRequestError", "stream")
+        loop: TurnLoop = request.app.state.loop
         system, history, current = split(body.messages)
         conversation = store.get(fingerprint(system + history))
         if conversation is None:
             conversation = adopt(system, history, hcp.router.default_label) if history else Conversation(tuple(system))
+        slot = AsyncExitStack()  # the admission slot is held until the answer is delivered (streams: until the last chunk)
         try:
-            async with admission.turn():
-                result = await request.app.state.loop.run(conversation, current, body.tools, None if body.model == SYSTEM_MODEL else body.model)
+            await slot.enter_async_context(admission.turn())
+            plan = await loop.plan(conversation, current, None if body.model == SYSTEM_MODEL else body.model)
+            if body.stream:
+                return StreamingResponse(streamed(loop, plan, body, slot), media_type="text/event-stream", headers=headers(plan.decision))
+            message, usage = await loop.answer(plan.decision.label, plan.view, body.tools)
         except Overloaded as e:
             return error_json(429, str(e), "RateLimitError")
         except ValueError as e:
+            await slot.aclose()
             return error_json(400, str(e), "BadRequestError", "messages")
         except EngineError as e:
+            await slot.aclose()
             return error_json(502, str(e), "EngineError")
-        store.put(fingerprint(body.messages + [result.message]), result.conversation)
-        decision = result.decision
+        except BaseException:
+            await slot.aclose()
+            raise
+        await slot.aclose()
+        result = loop.finish(plan, message, usage)
+        store.put(fingerprint(body.messages + [message]), result.conversation)
         answer = {
             "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": body.model,
-            "choices": [{"index": 0, "message": result.message, "finish_reason": "tool_calls" if result.message.get("tool_calls") else "stop"}],
-            "usage": result.usage, "molt": {"specialist": decision.label, "reason": decision.reason},
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+            "usage": usage, "molt": attribution(plan.decision),
         }
-        return JSONResponse(answer, headers={"x-molt-specialist": decision.label, "x-molt-route-reason": decision.reason.encode("ascii", "replace").decode()})
+        return JSONResponse(answer, headers=headers(plan.decision))
+
+    async def streamed(loop: TurnLoop, plan: Plan, body: ChatRequest, slot: AsyncExitStack) -> AsyncIterator[str]:
+        """The engine's chunks under the proxy's id and model; the turn is stored only after the
+        last one, so a client that leaves mid-stream leaves the conversation as it was."""
+        base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()), "model": body.model, "molt": attribution(plan.decision)}
+        message: dict = {"role": "assistant"}
+        usage: dict = {}
+        try:
+            async for chunk in loop.answer_stream(plan.decision.label, plan.view, body.tools):
+                usage = chunk.get("usage") or usage
+                for choice in chunk.get("choices", []):
+                    merge_delta(message, choice.get("delta") or {})
+                yield f"data: {json.dumps({**base, 'choices': chunk.get('choices', []), **({'usage': chunk['usage']} if chunk.get('usage') else {})})}\n\n"
+        except EngineError as e:
+            yield f"data: {json.dumps({'error': {'message': str(e), 'type': 'EngineError', 'code': 502}})}\n\n"
+            return
+        finally:
+            await slot.aclose()
+        if "content" not in message and "tool_calls" not in message:
+            message["content"] = ""
+        store.put(fingerprint(body.messages + [message]), loop.finish(plan, message, usage).conversation)
+        yield "data: [DONE]\n\n"
 
     return app
