@@ -81,3 +81,32 @@ def test_streaming_passes_chunks_through_and_stores_the_turn_at_the_end(client, 
     deltas = [c.choices[0].delta for c in calls if c.choices and c.choices[0].delta.tool_calls]
     assert deltas and deltas[-1].tool_calls[0].function.name == "get_weather"
     assert [c.choices[0].finish_reason for c in calls if c.choices and c.choices[0].finish_reason] == ["tool_calls"]
+
+
+FLAT_WEATHER = {"type": "function", "name": "get_weather", "parameters": WEATHER["function"]["parameters"]}
+
+
+def test_responses_branch_from_one_response_without_seeing_each_other(client, app):
+    first = client.responses.create(model="molt", input=CODE_Q["content"])
+    assert first.output_text == CODE_A and first.model_extra["molt"]["specialist"] == "coding"
+    left = client.responses.create(model="molt", input="Thanks, that helps.", previous_response_id=first.id)
+    right = client.responses.create(model="molt", input="Tell me a joke.", previous_response_id=first.id)
+    after_left = client.responses.create(model="chat", input="One more thing.", previous_response_id=left.id)
+    users = lambda response: [t.user["content"] for t in app.state.snapshots.get(response.id).turns]
+    assert users(left) == [CODE_Q["content"], "Thanks, that helps."]
+    assert users(right) == [CODE_Q["content"], "Tell me a joke."]
+    assert users(after_left) == [CODE_Q["content"], "Thanks, that helps.", "One more thing."]
+    assert users(first) == [CODE_Q["content"]]  # snapshots are never changed by later turns
+    with pytest.raises(openai.NotFoundError, match="no response"):
+        client.responses.create(model="molt", input="hi", previous_response_id="resp_missing")
+
+
+def test_responses_function_call_round_trip(client):
+    called = client.responses.create(model="molt", input=WEATHER_Q["content"], tools=[FLAT_WEATHER])
+    (call,) = [item for item in called.output if item.type == "function_call"]
+    assert call.name == "get_weather" and called.model_extra["molt"]["specialist"] == "agent"
+    answered = client.responses.create(
+        model="molt", previous_response_id=called.id, tools=[FLAT_WEATHER],
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "4C"}],
+    )
+    assert answered.model_extra["molt"] == {"specialist": "agent", "reason": "tool results go back to the adapter that called the tools"}

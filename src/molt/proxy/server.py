@@ -5,6 +5,8 @@
   Streaming passes the engine's chunks through once the route is known.
 - Every answer says which specialist answered and why: the ``molt`` field of the response and
   the ``x-molt-specialist`` / ``x-molt-route-reason`` headers.
+- ``POST /v1/responses``: stateful with ``previous_response_id``; every response is an immutable
+  snapshot, so branches from one response never see each other.
 - ``GET /v1/models`` lists ``molt`` and each specialist; ``GET /health``.
 - With ``[environment] api_key_env`` in the HCP, every /v1 request needs ``Authorization: Bearer
   <that variable's value>`` (401 otherwise); bodies over the size cap get 413 and turns beyond
@@ -31,10 +33,20 @@ from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
 from molt.proxy.limits import Admission, Limits, Overloaded, authorised
 from molt.proxy.loop import Conversation, EngineError, Plan, TurnLoop, merge_delta
+from molt.proxy.responses_api import chat_tools, input_messages, output_items, usage_of
 from molt.proxy.store import ConversationStore, adopt, fingerprint
 from molt.router import LabelScoringRouter, RouteDecision
 
 SYSTEM_MODEL = "molt"
+
+
+class ResponsesRequest(BaseModel):
+    model: str = SYSTEM_MODEL
+    input: str | list[dict[str, Any]]
+    instructions: str | None = None
+    previous_response_id: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    stream: bool = False
 
 
 class ChatRequest(BaseModel):
@@ -76,7 +88,7 @@ def headers(decision: RouteDecision) -> dict:
 
 
 def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
-    store = ConversationStore()
+    store, snapshots = ConversationStore(), ConversationStore()
     token = api_token(hcp)
     admission = Admission(limits)
 
@@ -89,7 +101,7 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
             await app.state.loop.aclose()
 
     app = FastAPI(title="molt proxy", lifespan=lifespan)
-    app.state.admission, app.state.store = admission, store
+    app.state.admission, app.state.store, app.state.snapshots = admission, store, snapshots
     labels = [s.label for s in hcp.specialists]
 
     @app.middleware("http")
@@ -101,6 +113,9 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
             if size is not None and int(size) > limits.max_request_bytes:
                 return error_json(413, f"request body of {size} bytes is over the {limits.max_request_bytes}-byte limit", "RequestTooLargeError")
         return await call_next(request)
+
+    def unknown_model(model: str) -> JSONResponse:
+        return error_json(404, f"model {model!r} does not exist; use {SYSTEM_MODEL!r} or a specialist: {', '.join(labels)}", "NotFoundError", "model")
 
     @app.get("/health")
     async def health() -> dict:
@@ -114,7 +129,7 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
     @app.post("/v1/chat/completions")
     async def chat(body: ChatRequest, request: Request):
         if body.model != SYSTEM_MODEL and body.model not in labels:
-            return error_json(404, f"model {body.model!r} does not exist; use {SYSTEM_MODEL!r} or a specialist: {', '.join(labels)}", "NotFoundError", "model")
+            return unknown_model(body.model)
         loop: TurnLoop = request.app.state.loop
         system, history, current = split(body.messages)
         conversation = store.get(fingerprint(system + history))
@@ -147,6 +162,37 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
             "usage": usage, "molt": attribution(plan.decision),
         }
         return JSONResponse(answer, headers=headers(plan.decision))
+
+    @app.post("/v1/responses")
+    async def responses(body: ResponsesRequest, request: Request):
+        """Stateful turns: each stored response is an immutable snapshot of the conversation, so
+        two requests continuing the same ``previous_response_id`` branch without seeing each other."""
+        if body.model != SYSTEM_MODEL and body.model not in labels:
+            return unknown_model(body.model)
+        if body.stream:
+            return error_json(400, "streaming /v1/responses is not available yet; send stream=false", "BadRequestError", "stream")
+        system = ({"role": "system", "content": body.instructions},) if body.instructions else ()
+        conversation = snapshots.get(body.previous_response_id) if body.previous_response_id else Conversation(system)
+        if conversation is None:
+            return error_json(404, f"no response {body.previous_response_id!r} (responses are kept while the proxy runs)", "NotFoundError", "previous_response_id")
+        try:
+            current, tools = input_messages(body.input), chat_tools(body.tools)
+            async with admission.turn():
+                result = await request.app.state.loop.run(conversation, current, tools, None if body.model == SYSTEM_MODEL else body.model)
+        except Overloaded as e:
+            return error_json(429, str(e), "RateLimitError")
+        except ValueError as e:
+            return error_json(400, str(e), "BadRequestError", "input")
+        except EngineError as e:
+            return error_json(502, str(e), "EngineError")
+        response_id = f"resp_{uuid.uuid4().hex}"
+        snapshots.put(response_id, result.conversation)
+        answer = {
+            "id": response_id, "object": "response", "created_at": int(time.time()), "model": body.model, "status": "completed",
+            "output": output_items(result.message), "previous_response_id": body.previous_response_id, "usage": usage_of(result.usage),
+            "molt": attribution(result.decision),
+        }
+        return JSONResponse(answer, headers=headers(result.decision))
 
     async def streamed(loop: TurnLoop, plan: Plan, body: ChatRequest, slot: AsyncExitStack) -> AsyncIterator[str]:
         """The engine's chunks under the proxy's id and model; the turn is stored only after the
