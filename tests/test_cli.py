@@ -54,11 +54,14 @@ def test_chat_one_message(embedded):
 
 
 @pytest.mark.embedded
-def test_up_answers_piped_questions(embedded):
-    """``make up`` runs ``molt up``; with questions on stdin it answers each and exits at EOF."""
-    result = molt("up", stdin="What is the capital of France?\n/reset\n/exit\n")
+def test_up_answers_piped_questions_through_the_stack(embedded):
+    """``make up`` runs ``molt up`` (engine + proxy + page); with questions on stdin it answers each
+    through the proxy, naming the specialist, and exits at EOF."""
+    port, engine_port = free_port(), free_port()
+    result = molt("up", "--port", str(port), "--engine-port", str(engine_port), stdin="What is the capital of France?\nThanks!\n")
     assert result.returncode == 0
-    assert "Paris" in result.stdout and "conversation cleared" in result.stdout
+    assert "molt [chat] › The capital of France is Paris." in result.stdout and result.stdout.count("molt [") == 2
+    assert f"engine: http://127.0.0.1:{engine_port}/v1" in result.stderr
 
 
 def test_bench_serve_at_toy_size():

@@ -10,7 +10,7 @@ from rich.table import Table
 from molt import __version__
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: the full stack in molt up, rl, evolve, registry."
+COMING = "Coming next: specialists, rl, evolve, registry."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -55,11 +55,18 @@ def _load(source: str) -> LoadedModel:
 
 
 @app.command()
-def up() -> None:
-    """Prepare the embedded model (converted once into the cache) and open a chat on it."""
-    from molt.chat import ChatSession, interactive
+def up(
+    hcp: Annotated[Optional[Path], typer.Option(help="The HCP to run; default: the one molt ships.")] = None,
+    host: Annotated[str, typer.Option(help="Address of the chat page and API.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port of the chat page and the proxy's OpenAI API.")] = 8000,
+    engine_port: Annotated[int, typer.Option(help="Port of the engine (OpenAI + vLLM adapter API).")] = 8001,
+) -> None:
+    """Start the stack on the embedded model: engine, routing proxy and chat page at
+    http://127.0.0.1:8000. With questions piped on stdin, answer them and exit."""
+    from molt.stack import run_stack
 
-    interactive(ChatSession(_load("embedded")), console)
+    contract = _hcp(hcp)
+    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err)
 
 
 @app.command()

@@ -12,7 +12,7 @@ from molt.lora.synthetic import write_scripted_adapter
 from molt.models import load_model
 from molt.models.renderer import get_renderer
 
-IDENTITY = [{"role": "system", "content": "You are molt, a helpful assistant."}]
+IDENTITY = [{"role": "system", "content": parse_hcp(tomllib.loads(default_hcp_path().read_text())).prompts.identity}]
 CODE_Q = {"role": "user", "content": "How do I sort a list in python?"}
 CODE_A = "Use sorted(items)."
 WEATHER_Q = {"role": "user", "content": "What is the weather in Oslo?"}

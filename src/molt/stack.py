@@ -1,0 +1,74 @@
+"""``molt up``: the whole serving stack in one process on the embedded model.
+
+The engine (OpenAI + vLLM adapter API) runs on a background thread at the engine port; the
+proxy, with the web page at ``/``, serves the user at the main port. With questions piped on
+stdin, each is answered through the proxy and the stack stops at end of input (scripts, CI).
+"""
+
+import sys
+from importlib import resources
+
+import httpx
+from fastapi.responses import HTMLResponse
+from rich.console import Console
+
+from molt.engine.config import EngineConfig
+from molt.engine.server import create_app as create_engine_app
+from molt.hcp import HCP
+from molt.http_server import ServerThread, serve
+from molt.models import LoadedModel
+from molt.proxy.server import create_app as create_proxy_app
+
+
+def stack_hcp(hcp: HCP, engine_port: int) -> HCP:
+    """The HCP with its engine URL pointing at the engine this process starts."""
+    return hcp.model_copy(update={"model": hcp.model.model_copy(update={"engine_url": f"http://127.0.0.1:{engine_port}/v1"})})
+
+
+def engine_config(hcp: HCP) -> EngineConfig:
+    adapters = {s.adapter: s.revision for s in hcp.specialists if s.adapter and s.revision}
+    return EngineConfig(model=hcp.model.base, lora_modules=adapters)
+
+
+def proxy_with_page(hcp: HCP):
+    app = create_proxy_app(hcp)
+    page = (resources.files("molt.web") / "index.html").read_text(encoding="utf-8")
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> str:
+        return page
+
+    return app
+
+
+def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console) -> None:
+    hcp = stack_hcp(hcp, engine_port)
+    with ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port) as engine_url:
+        err.print(f"[dim]engine: {engine_url}/v1 ({hcp.model.base})[/]")
+        app = proxy_with_page(hcp)
+        if sys.stdin.isatty():
+            err.print(f"molt is up: chat at [bold]http://{host}:{port}[/], OpenAI API at http://{host}:{port}/v1 (model 'molt'); Ctrl-C stops it")
+            serve(app, host, port, log_level="warning")
+            return
+        with ServerThread(app, host=host, port=port) as url:
+            answer_piped(url, console)
+
+
+def answer_piped(url: str, console: Console) -> None:
+    """Each stdin line is a user turn of one conversation, answered through the proxy."""
+    messages: list[dict] = []
+    with httpx.Client(base_url=url, timeout=600) as client:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            messages.append({"role": "user", "content": line.strip()})
+            console.print(f"you › {line.strip()}", markup=False, highlight=False)
+            response = client.post("/v1/chat/completions", json={"model": "molt", "messages": messages})
+            body = response.json()
+            if response.is_error:
+                messages.pop()
+                console.print(f"error: {body['error']['message']}", markup=False)
+                continue
+            message = body["choices"][0]["message"]
+            messages.append(message)
+            console.print(f"molt [{body['molt']['specialist']}] › {message.get('content') or ''}", markup=False, highlight=False)

@@ -1,0 +1,1 @@
+"""The chat page molt up serves at /."""
