@@ -35,12 +35,17 @@ def answer_tokens(renderer, message) -> list[int]:
     return [t for t, w in zip(example.tokens, example.weights) if w]
 
 
-def serve_engine(tmp_path_factory):
-    root = tmp_path_factory.mktemp("loop-adapters")
+def write_scripted_adapters(root) -> None:
     tiny = load_model("tiny")
     renderer = get_renderer(tiny.tokenizer)
     write_scripted_adapter(root / "coder", tiny.model, "tiny", renderer.generation_prompt([*IDENTITY, CODE_Q]), answer_tokens(renderer, {"role": "assistant", "content": CODE_A}))
     write_scripted_adapter(root / "agent", tiny.model, "tiny", renderer.generation_prompt([*IDENTITY, WEATHER_Q], [WEATHER]), answer_tokens(renderer, CALL))
+
+
+def serve_engine(tmp_path_factory):
+    root = tmp_path_factory.mktemp("loop-adapters")
+    write_scripted_adapters(root)
+    tiny = load_model("tiny")
     config = EngineConfig(model="tiny", dtype="float32", adapters_root=root, lora_modules={"coder": "coder", "agent": "agent"})
     with ServerThread(create_app(config, tiny)) as url:
         yield f"{url}/v1"

@@ -79,6 +79,21 @@ def api_token(hcp: HCP) -> str | None:
     return os.environ[name]
 
 
+class HeldStreamingResponse(StreamingResponse):
+    """A stream that releases its admission slot however it ends, even when the client leaves
+    before the body generator ever started (a never-started generator runs no ``finally``)."""
+
+    def __init__(self, content, slot: AsyncExitStack, **kwargs):
+        super().__init__(content, **kwargs)
+        self.slot = slot
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            await self.slot.aclose()
+
+
 def attribution(decision: RouteDecision) -> dict:
     return {"specialist": decision.label, "reason": decision.reason}
 
@@ -140,7 +155,7 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
             await slot.enter_async_context(admission.turn())
             plan = await loop.plan(conversation, current, None if body.model == SYSTEM_MODEL else body.model)
             if body.stream:
-                return StreamingResponse(streamed(loop, plan, body, slot), media_type="text/event-stream", headers=headers(plan.decision))
+                return HeldStreamingResponse(streamed(loop, plan, body), slot, media_type="text/event-stream", headers=headers(plan.decision))
             message, usage = await loop.answer(plan.decision.label, plan.view, body.tools)
         except Overloaded as e:
             return error_json(429, str(e), "RateLimitError")
@@ -194,7 +209,7 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
         }
         return JSONResponse(answer, headers=headers(result.decision))
 
-    async def streamed(loop: TurnLoop, plan: Plan, body: ChatRequest, slot: AsyncExitStack) -> AsyncIterator[str]:
+    async def streamed(loop: TurnLoop, plan: Plan, body: ChatRequest) -> AsyncIterator[str]:
         """The engine's chunks under the proxy's id and model; the turn is stored only after the
         last one, so a client that leaves mid-stream leaves the conversation as it was."""
         base = {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion.chunk", "created": int(time.time()), "model": body.model, "molt": attribution(plan.decision)}
@@ -209,8 +224,6 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
         except EngineError as e:
             yield f"data: {json.dumps({'error': {'message': str(e), 'type': 'EngineError', 'code': 502}})}\n\n"
             return
-        finally:
-            await slot.aclose()
         if "content" not in message and "tool_calls" not in message:
             message["content"] = ""
         store.put(fingerprint(body.messages + [message]), loop.finish(plan, message, usage).conversation)

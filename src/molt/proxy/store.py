@@ -48,6 +48,9 @@ class ConversationStore:
         self.capacity = capacity
         self._items: OrderedDict[str, Conversation] = OrderedDict()
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def get(self, key: str) -> Conversation | None:
         if key in self._items:
             self._items.move_to_end(key)
