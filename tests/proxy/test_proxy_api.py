@@ -10,7 +10,7 @@ import pytest
 from molt.http_server import ServerThread
 from molt.proxy.server import create_app
 from molt.proxy.store import fingerprint
-from scripted_stack import CODE_A, CODE_Q, WEATHER, WEATHER_Q, hcp
+from scripted_stack import CODE_A, CODE_Q, IDENTITY, WEATHER, WEATHER_Q, hcp
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +110,17 @@ def test_responses_function_call_round_trip(client):
         input=[{"type": "function_call_output", "call_id": call.call_id, "output": "4C"}],
     )
     assert answered.model_extra["molt"] == {"specialist": "agent", "reason": "tool results go back to the adapter that called the tools"}
+
+
+def test_coming_back_to_a_specialist_prefills_only_the_new_tokens(client, renderer):
+    """coding → chat → coding: on re-entry the coding adapter's view starts with the exact tokens
+    it saw before, so the engine serves them from its prefix cache (blocks of 16 tokens)."""
+    first = client.chat.completions.create(model="molt", messages=[CODE_Q])
+    history = [CODE_Q, first.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "Thanks!"}]
+    second = client.chat.completions.create(model="molt", messages=history)
+    assert second.model_extra["molt"]["specialist"] == "chat"
+    history += [second.choices[0].message.model_dump(exclude_none=True), {"role": "user", "content": "How do I sort it in reverse?"}]
+    third = client.chat.completions.create(model="coding", messages=history)
+    seen = len(renderer.render([*IDENTITY, CODE_Q, {"role": "assistant", "content": CODE_A}]))
+    cached = third.usage.prompt_tokens_details.cached_tokens
+    assert cached >= seen // 16 * 16 > 0 and third.usage.prompt_tokens > seen  # everything seen before, from the cache
