@@ -65,6 +65,10 @@ def test_unknown_history_is_adopted(client):
 def test_models_health_and_errors(client, proxy):
     assert [m.id for m in client.models.list().data] == ["molt", "chat", "agent", "coding", "genui"]
     assert httpx.get(f"{proxy}/health").json() == {"status": "ok"}
+    client.chat.completions.create(model="coding", messages=[CODE_Q])
+    metrics = httpx.get(f"{proxy}/metrics").text
+    assert 'molt_proxy_turns_total{specialist="coding",route="named"}' in metrics
+    assert 'molt_proxy_hop_seconds_count{hop="answer"}' in metrics and "molt_proxy_turns_in_flight 0" in metrics
     with pytest.raises(openai.NotFoundError, match="does not exist"):
         client.chat.completions.create(model="sales", messages=[CODE_Q])
     with pytest.raises(openai.BadRequestError, match="starts with a user message"):

@@ -24,7 +24,7 @@ class Admission:
     def __init__(self, limits: Limits):
         self.limits = limits
         self.slots = asyncio.Semaphore(limits.max_in_flight)
-        self.waiting = 0
+        self.waiting = self.in_flight = 0
 
     @asynccontextmanager
     async def turn(self):
@@ -35,9 +35,11 @@ class Admission:
             await self.slots.acquire()
         finally:
             self.waiting -= 1
+        self.in_flight += 1
         try:
             yield
         finally:
+            self.in_flight -= 1
             self.slots.release()
 
 

@@ -14,12 +14,14 @@
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
 import httpx
 
 from molt.hcp import HCP
+from molt.proxy.metrics import ProxyMetrics
 from molt.proxy.views import Message, Turn, own_view
 from molt.router import RouteDecision, Router
 
@@ -63,6 +65,7 @@ class TurnLoop:
     def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient):
         self.hcp, self.router, self.engine = hcp, router, engine
         self.summaries: dict[str, asyncio.Task] = {}
+        self.metrics = ProxyMetrics()
 
     def model_for(self, label: str) -> str:
         return self.hcp.specialist(label).adapter or self.hcp.model.base
@@ -72,28 +75,36 @@ class TurnLoop:
 
     async def run(self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None) -> TurnResult:
         """One turn: ``current`` is the new user message, or the tool results for a pending turn."""
+        start = time.perf_counter()
         plan = await self.plan(conversation, current, label)
         message, usage = await self.answer(plan.decision.label, plan.view, tools)
-        return self.finish(plan, message, usage)
+        result = self.finish(plan, message, usage)
+        self.metrics.observe("turn", time.perf_counter() - start)
+        return result
 
     async def plan(self, conversation: Conversation, current: list[Message], label: str | None = None) -> "Plan":
         """Route and build the view: everything before the answer (so a stream can announce the specialist)."""
         pending = conversation.pending
         if pending is not None:
             check_tool_results(pending, current)
-            decision = RouteDecision(pending.label, "tool results go back to the adapter that called the tools")
+            decision = RouteDecision(pending.label, "tool results go back to the adapter that called the tools", "tool_results")
             user, earlier = pending.user, [*pending.replies, *current]
         else:
             if not current or current[-1].get("role") != "user":
                 raise ValueError("a turn starts with a user message (or tool results for the pending tool calls)")
-            decision = RouteDecision(label, "specialist named by the client") if label else await self.router.route(text_of(current[-1]))
+            start = time.perf_counter()
+            decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.router.route(text_of(current[-1]))
+            self.metrics.observe("route", time.perf_counter() - start)
             user, earlier = current[-1], []
+        start = time.perf_counter()
         turns = await self.with_summaries(conversation.turns, decision.label)
+        self.metrics.observe("summary_wait", time.perf_counter() - start)
         view = own_view(self.system(conversation), turns, decision.label, [user, *earlier])
         return Plan(conversation, decision, turns, user, tuple(earlier), view)
 
     def finish(self, plan: "Plan", message: Message, usage: dict) -> TurnResult:
         """The conversation after the answer; a final answer gets its summary started in the background."""
+        self.metrics.turn(plan.decision.label, plan.decision.kind)
         turn = Turn(plan.decision.label, plan.user, (*plan.earlier, message))
         if message.get("tool_calls"):
             return TurnResult(message, plan.decision, replace(plan.conversation, turns=plan.turns, pending=turn), usage)
@@ -128,15 +139,19 @@ class TurnLoop:
         return {**body, "tools": tools} if tools else body
 
     async def answer(self, label: str, messages: list[Message], tools: list[dict] | None) -> tuple[Message, dict]:
+        start = time.perf_counter()
         reply = await self.chat(self.answer_body(label, messages, tools))
+        self.metrics.observe("answer", time.perf_counter() - start)
         message = {k: v for k, v in reply["choices"][0]["message"].items() if v is not None}
         return message, reply.get("usage", {})
 
     async def summarise(self, turn: Turn, system: tuple[Message, ...], turns: tuple[Turn, ...]) -> str:
         view = own_view(self.system(Conversation(system)), turns, turn.label, [turn.user, *turn.replies])
         body = {"model": self.model_for(turn.label), "messages": [*view, {"role": "user", "content": self.hcp.prompts.summary}], "max_tokens": self.hcp.generation.summary_max_tokens, "temperature": 0}
+        start = time.perf_counter()
         try:
             reply = await self.chat(body)
+            self.metrics.observe("summary", time.perf_counter() - start)
             return (reply["choices"][0]["message"].get("content") or "").strip()
         except Exception:  # a missing summary must never break later turns: fall back to the answer's start
             return text_of(turn.replies[-1])[:400]

@@ -7,7 +7,8 @@
   the ``x-molt-specialist`` / ``x-molt-route-reason`` headers.
 - ``POST /v1/responses``: stateful with ``previous_response_id``; every response is an immutable
   snapshot, so branches from one response never see each other.
-- ``GET /v1/models`` lists ``molt`` and each specialist; ``GET /health``.
+- ``GET /v1/models`` lists ``molt`` and each specialist; ``GET /health``; ``GET /metrics``
+  (Prometheus: turns by specialist and route kind, seconds per hop, in-flight and queued turns).
 - With ``[environment] api_key_env`` in the HCP, every /v1 request needs ``Authorization: Bearer
   <that variable's value>`` (401 otherwise); bodies over the size cap get 413 and turns beyond
   the in-flight and queue bounds get 429 (``limits.py``).
@@ -24,7 +25,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from molt.engine.routes import error_json
@@ -135,6 +136,10 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
     @app.get("/health")
     async def health() -> dict:
         return {"status": "ok"}
+
+    @app.get("/metrics")
+    async def metrics(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(request.app.state.loop.metrics.render(admission.in_flight, admission.waiting), media_type="text/plain; version=0.0.4")
 
     @app.get("/v1/models")
     async def models() -> dict:

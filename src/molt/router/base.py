@@ -12,6 +12,8 @@ class RouteDecision:
     label: str
     reason: str
     """Why, in words: e.g. "guardrail: 'python'" or "scored: coding -1.20 vs chat -3.41"."""
+    kind: str = "scored"
+    """How: scored, abstained, guardrail, only (one specialist), named (by the client), tool_results."""
     scores: dict[str, float] = field(default_factory=dict)
 
 

@@ -60,13 +60,13 @@ class LabelScoringRouter:
     async def route(self, user_text: str) -> RouteDecision:
         forced = guardrail_label(self.hcp.router.guardrails, user_text)
         if forced is not None:
-            return RouteDecision(forced[0], f"guardrail: {forced[1]!r}")
+            return RouteDecision(forced[0], f"guardrail: {forced[1]!r}", "guardrail")
         if len(self.labels) == 1:
-            return RouteDecision(self.labels[0], "the only specialist")
+            return RouteDecision(self.labels[0], "the only specialist", "only")
         scores = await self.scores(user_text)
         best, second = sorted(scores, key=scores.get, reverse=True)[:2]
         lead = scores[best] - scores[second]
         if lead < self.hcp.router.margin:
             default = self.hcp.router.default_label
-            return RouteDecision(default, f"abstained: {best} leads {second} by {lead:.2f} < {self.hcp.router.margin}; default {default}", scores)
-        return RouteDecision(best, f"scored: {best} {scores[best]:.2f} vs {second} {scores[second]:.2f}", scores)
+            return RouteDecision(default, f"abstained: {best} leads {second} by {lead:.2f} < {self.hcp.router.margin}; default {default}", "abstained", scores)
+        return RouteDecision(best, f"scored: {best} {scores[best]:.2f} vs {second} {scores[second]:.2f}", "scored", scores)

@@ -1,0 +1,30 @@
+"""The proxy's Prometheus metrics: turns by specialist and route kind, and the time each hop
+takes (route, waiting for summaries, answer, summary), so the hops' share of a turn is visible."""
+
+from collections import Counter, defaultdict
+
+HOPS = ("turn", "route", "summary_wait", "answer", "summary")
+
+
+class ProxyMetrics:
+    def __init__(self):
+        self.turns: Counter[tuple[str, str]] = Counter()
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self.counts: defaultdict[str, int] = defaultdict(int)
+
+    def observe(self, hop: str, seconds: float) -> None:
+        self.seconds[hop] += seconds
+        self.counts[hop] += 1
+
+    def turn(self, specialist: str, kind: str) -> None:
+        self.turns[(specialist, kind)] += 1
+
+    def render(self, in_flight: int, queued: int) -> str:
+        lines = ["# HELP molt_proxy_turns_total Turns answered, by specialist and how it was chosen", "# TYPE molt_proxy_turns_total counter"]
+        lines += [f'molt_proxy_turns_total{{specialist="{s}",route="{k}"}} {n}' for (s, k), n in sorted(self.turns.items())]
+        lines += ["# HELP molt_proxy_hop_seconds Time spent in each hop of a turn", "# TYPE molt_proxy_hop_seconds summary"]
+        for hop in HOPS:
+            lines += [f'molt_proxy_hop_seconds_sum{{hop="{hop}"}} {self.seconds[hop]:.6f}', f'molt_proxy_hop_seconds_count{{hop="{hop}"}} {self.counts[hop]}']
+        lines += ["# HELP molt_proxy_turns_in_flight Turns being answered", "# TYPE molt_proxy_turns_in_flight gauge", f"molt_proxy_turns_in_flight {in_flight}"]
+        lines += ["# HELP molt_proxy_turns_queued Turns waiting for a slot", "# TYPE molt_proxy_turns_queued gauge", f"molt_proxy_turns_queued {queued}"]
+        return "\n".join(lines) + "\n"
