@@ -149,3 +149,16 @@ def test_bench_train_at_toy_size():
 def test_engine_serve_refuses_a_bad_lora_option(tmp_path):
     result = molt("engine", "serve", "--model", "tiny", "--adapters-root", str(tmp_path), "--lora", "x=missing")
     assert result.returncode == 2 and "no adapter folder" in result.stderr
+
+
+def test_bench_proxy_at_toy_size(tmp_path):
+    from molt.hcp import load_hcp, to_toml
+
+    hcp = load_hcp()
+    hcp = hcp.model_copy(update={"model": hcp.model.model_copy(update={"base": "tiny"})})
+    (tmp_path / "tiny.toml").write_text(to_toml(hcp))
+    result = molt("bench", "proxy", "--hcp", str(tmp_path / "tiny.toml"), "--conversations", "1", "--think-seconds", "0", "--max-tokens", "4", "--json")
+    assert result.returncode == 0
+    figures = json.loads(result.stdout)
+    assert figures["median_turn_s_summaries_on"] > 0 and figures["median_turn_s_summaries_off"] > 0
+    assert 0 < figures["route_share"] < 1 and figures["summary_latency_ratio"] > 0

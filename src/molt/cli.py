@@ -321,6 +321,24 @@ def bench_serve(
         print_json(result)
 
 
+@bench_app.command("proxy")
+def bench_proxy(
+    hcp: Annotated[Optional[Path], typer.Option(help="The HCP to run; default: the one molt ships.")] = None,
+    conversations: Annotated[int, typer.Option(min=1, help="Scripted 4-turn conversations per setting.")] = 4,
+    think_seconds: Annotated[float, typer.Option(min=0, help="Seconds a simulated user reads before the next turn.")] = 1.0,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Answer length limit.")] = 64,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """User-visible turn latency through the proxy with summaries on and off, and the route and
+    summary hops' share of a turn."""
+    from molt.bench.proxy import ProxyBenchConfig, run
+    from molt.bench.report import print_json
+
+    result = run(_hcp(hcp), ProxyBenchConfig(conversations, think_seconds, max_tokens), err if json_output else console)
+    if json_output:
+        print_json(result)
+
+
 @bench_app.command("train")
 def bench_train(
     model: Source = "embedded",

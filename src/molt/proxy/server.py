@@ -103,7 +103,7 @@ def headers(decision: RouteDecision) -> dict:
     return {"x-molt-specialist": decision.label, "x-molt-route-reason": decision.reason.encode("ascii", "replace").decode()}
 
 
-def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
+def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True) -> FastAPI:
     store, snapshots = ConversationStore(), ConversationStore()
     token = api_token(hcp)
     admission = Admission(limits)
@@ -112,7 +112,7 @@ def create_app(hcp: HCP, limits: Limits = Limits()) -> FastAPI:
     async def lifespan(app: FastAPI):
         async with httpx.AsyncClient(base_url=hcp.model.engine_url.rstrip("/"), timeout=600) as engine:
             renderer = get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format)
-            app.state.loop = TurnLoop(hcp, LabelScoringRouter(hcp, renderer, engine), engine)
+            app.state.loop = TurnLoop(hcp, LabelScoringRouter(hcp, renderer, engine), engine, summaries)
             yield
             await app.state.loop.aclose()
 
