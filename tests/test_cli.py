@@ -64,6 +64,17 @@ def test_up_answers_piped_questions_through_the_stack(embedded):
     assert f"engine: http://127.0.0.1:{engine_port}/v1" in result.stderr
 
 
+def test_up_serves_the_stack_until_ctrl_c(embedded):
+    """Without piped questions `molt up` serves: the chat page at /, the proxy's API naming the
+    specialist, the engine on its own port; SIGINT stops the whole process cleanly."""
+    port, engine_port = free_port(), free_port()
+    with serving("up", "--port", str(port), "--engine-port", str(engine_port), port=port):
+        assert "/v1/chat/completions" in httpx.get(f"http://127.0.0.1:{port}/").text
+        reply = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "molt", "messages": [{"role": "user", "content": "What is the capital of France?"}]}, timeout=120).json()
+        assert reply["molt"]["specialist"] == "chat" and "Paris" in reply["choices"][0]["message"]["content"]
+        assert httpx.get(f"http://127.0.0.1:{engine_port}/v1/models").json()["data"][0]["id"] == "embedded"
+
+
 def test_bench_serve_at_toy_size():
     result = molt(
         "bench", "serve", "--model", "tiny", "--batch-sizes", "1,2", "--new-tokens", "4", "--prompt-tokens", "8",
@@ -86,7 +97,7 @@ def free_port() -> int:
 def serving(*args: str, port: int):
     """``molt ARGS`` as a real process until its /health answers; stopped by SIGINT afterwards,
     which must end it cleanly. Yields a list that receives the process output."""
-    process = subprocess.Popen([sys.executable, "-m", "molt", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen([sys.executable, "-m", "molt", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output: list[str] = []
     try:
         deadline = time.monotonic() + 120

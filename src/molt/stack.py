@@ -1,10 +1,13 @@
 """``molt up``: the whole serving stack in one process on the embedded model.
 
 The engine (OpenAI + vLLM adapter API) runs on a background thread at the engine port; the
-proxy, with the web page at ``/``, serves the user at the main port. With questions piped on
-stdin, each is answered through the proxy and the stack stops at end of input (scripts, CI).
+proxy, with the web page at ``/``, serves the user at the main port until Ctrl-C. With questions
+piped on stdin (a pipe or a file), each is answered through the proxy and the stack stops at end
+of input (scripts, CI).
 """
 
+import os
+import stat
 import sys
 from importlib import resources
 
@@ -46,12 +49,21 @@ def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: 
     with ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port) as engine_url:
         err.print(f"[dim]engine: {engine_url}/v1 ({hcp.model.base})[/]")
         app = proxy_with_page(hcp)
-        if sys.stdin.isatty():
+        if not questions_piped():
             err.print(f"molt is up: chat at [bold]http://{host}:{port}[/], OpenAI API at http://{host}:{port}/v1 (model 'molt'); Ctrl-C stops it")
             serve(app, host, port, log_level="warning")
             return
         with ServerThread(app, host=host, port=port) as url:
             answer_piped(url, console)
+
+
+def questions_piped() -> bool:
+    """stdin is a pipe or a file (``echo ... | molt up``); a terminal or /dev/null (a service) serves."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def answer_piped(url: str, console: Console) -> None:
