@@ -79,13 +79,12 @@ class LocalBackend:
             self.policies[name] = policy
         return policy
 
-    def _logprobs(self, policy: Policy, data: list[Datum], grad: bool) -> list[torch.Tensor]:
-        """Logprob of each datum's target tokens under the policy: one (T_i,) tensor per datum."""
+    def _logprobs(self, policy: Policy, tokens: list[list[int]], targets: torch.Tensor, grad: bool) -> list[torch.Tensor]:
+        """Logprob of each sequence's target tokens (``targets``: all of them, concatenated) under the
+        policy: one (T_i,) tensor per sequence."""
         self.model.set_adapter(policy.name)
         for p in policy.parameters:  # set_adapter may freeze; this policy's weights always learn
             p.requires_grad_(True)
-        tokens = [d.model_input.to_ints() for d in data]
-        targets = torch.cat([d.loss_fn_inputs["target_tokens"].to_torch().long() for d in data])
         causal_lm = self.model.get_base_model()
         with torch.set_grad_enabled(grad), self._precision():
             hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens)).last_hidden_state[0]  # (N, hidden)
@@ -108,7 +107,8 @@ class LocalBackend:
         for datum, datum_inputs in zip(data, inputs):
             check_inputs(loss_fn, required, datum_inputs, datum.model_input.length)
         with self.lock:
-            logprobs = self._logprobs(policy, data, grad=backward)
+            targets = torch.cat([datum_inputs["target_tokens"].long() for datum_inputs in inputs])
+            logprobs = self._logprobs(policy, [d.model_input.to_ints() for d in data], targets, grad=backward)
             total = sum(fn(lp, datum_inputs, config) for lp, datum_inputs in zip(logprobs, inputs))
             if backward:
                 total.backward()
