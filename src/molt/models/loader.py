@@ -64,7 +64,7 @@ def load_model(source: str = "embedded", *, dtype: torch.dtype = torch.float32, 
     spec = resolve_source(source)
     cache: CacheState = "none"
     if spec.kind == "tiny":
-        tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir(embedded_gguf_path()))
+        tokenizer = load_tokenizer(source)
         model = build_tiny_model(spec.model_type, tokenizer, seed).to(dtype)
         path = None
     else:
