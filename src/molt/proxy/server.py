@@ -95,6 +95,15 @@ class HeldStreamingResponse(StreamingResponse):
             await self.slot.aclose()
 
 
+def turn_error(e: Exception, param: str) -> JSONResponse:
+    """A turn that did not happen: 429 when full, 400 for a bad request (naming ``param``), 502 when the engine failed."""
+    if isinstance(e, Overloaded):
+        return error_json(429, str(e), "RateLimitError")
+    if isinstance(e, EngineError):
+        return error_json(502, str(e), "EngineError")
+    return error_json(400, str(e), "BadRequestError", param)
+
+
 def attribution(decision: RouteDecision) -> dict:
     return {"specialist": decision.label, "reason": decision.reason}
 
@@ -156,24 +165,19 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True) -> F
         if conversation is None:
             conversation = adopt(system, history, hcp.router.default_label) if history else Conversation(tuple(system))
         slot = AsyncExitStack()  # the admission slot is held until the answer is delivered (streams: until the last chunk)
+        streaming = False
         try:
             await slot.enter_async_context(admission.turn())
             plan = await loop.plan(conversation, current, None if body.model == SYSTEM_MODEL else body.model)
             if body.stream:
+                streaming = True  # the response releases the slot
                 return HeldStreamingResponse(streamed(loop, plan, body), slot, media_type="text/event-stream", headers=headers(plan.decision))
             message, usage = await loop.answer(plan.decision.label, plan.view, body.tools)
-        except Overloaded as e:
-            return error_json(429, str(e), "RateLimitError")
-        except ValueError as e:
-            await slot.aclose()
-            return error_json(400, str(e), "BadRequestError", "messages")
-        except EngineError as e:
-            await slot.aclose()
-            return error_json(502, str(e), "EngineError")
-        except BaseException:
-            await slot.aclose()
-            raise
-        await slot.aclose()
+        except (Overloaded, ValueError, EngineError) as e:
+            return turn_error(e, "messages")
+        finally:
+            if not streaming:
+                await slot.aclose()
         result = loop.finish(plan, message, usage)
         store.put(fingerprint(body.messages + [message]), result.conversation)
         answer = {
@@ -199,12 +203,8 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True) -> F
             current, tools = input_messages(body.input), chat_tools(body.tools)
             async with admission.turn():
                 result = await request.app.state.loop.run(conversation, current, tools, None if body.model == SYSTEM_MODEL else body.model)
-        except Overloaded as e:
-            return error_json(429, str(e), "RateLimitError")
-        except ValueError as e:
-            return error_json(400, str(e), "BadRequestError", "input")
-        except EngineError as e:
-            return error_json(502, str(e), "EngineError")
+        except (Overloaded, ValueError, EngineError) as e:
+            return turn_error(e, "input")
         response_id = f"resp_{uuid.uuid4().hex}"
         snapshots.put(response_id, result.conversation)
         answer = {
