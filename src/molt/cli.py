@@ -20,20 +20,22 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-models_app = typer.Typer(help="Inspect base models.", no_args_is_help=True)
-app.add_typer(models_app, name="models")
-bench_app = typer.Typer(help="Benchmarks: molt and its peers side by side, with ratios.", no_args_is_help=True)
-app.add_typer(bench_app, name="bench")
-engine_app = typer.Typer(help="The multi-LoRA inference engine (OpenAI + vLLM adapter API).", no_args_is_help=True)
-app.add_typer(engine_app, name="engine")
-mint_app = typer.Typer(help="MinT, the Tinker-compatible LoRA training API.", no_args_is_help=True)
-app.add_typer(mint_app, name="mint")
-train_app = typer.Typer(help="Training recipes on the MinT API.", no_args_is_help=True)
-app.add_typer(train_app, name="train")
-proxy_app = typer.Typer(help="The Mixture-of-LoRA routing proxy (OpenAI chat API).", no_args_is_help=True)
-app.add_typer(proxy_app, name="proxy")
-hcp_app = typer.Typer(help="HCP, the versioned TOML contract that recreates a runtime.", no_args_is_help=True)
-app.add_typer(hcp_app, name="hcp")
+
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """A ``molt NAME ...`` group of subcommands."""
+    group = typer.Typer(help=help, no_args_is_help=True)
+    app.add_typer(group, name=name)
+    return group
+
+
+models_app = command_group("models", "Inspect base models.")
+bench_app = command_group("bench", "Benchmarks: molt and its peers side by side, with ratios.")
+engine_app = command_group("engine", "The multi-LoRA inference engine (OpenAI + vLLM adapter API).")
+mint_app = command_group("mint", "MinT, the Tinker-compatible LoRA training API.")
+train_app = command_group("train", "Training recipes on the MinT API.")
+proxy_app = command_group("proxy", "The Mixture-of-LoRA routing proxy (OpenAI chat API).")
+hcp_app = command_group("hcp", "HCP, the versioned TOML contract that recreates a runtime.")
 console = Console()
 err = Console(stderr=True)
 
