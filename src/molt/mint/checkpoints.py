@@ -15,6 +15,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from molt.home import build_once, molt_home
+from molt.jsonfile import read_json_object
 from molt.lora.format import write_adapter
 from molt.mint.backend import Policy
 
@@ -93,7 +94,7 @@ def load_state(model, policy: Policy, path: str, with_optimizer: bool) -> None:
     folder = resolve(path)
     if not (folder / "state.json").is_file():
         raise CheckpointError(f"no training state at {path}")
-    meta = json.loads((folder / "state.json").read_text())
+    meta = read_json_object(folder / "state.json", CheckpointError)
     if meta["config"]["rank"] != policy.config.rank:
         raise CheckpointError(f"{path} has rank {meta['config']['rank']}; this client has rank {policy.config.rank}")
     named = _named_parameters(model, policy)

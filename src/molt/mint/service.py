@@ -5,7 +5,6 @@ operation is a typed request (``molt.mint.operations``) run on its base's ordere
 calls on one base execute in submission order, as Tinker guarantees.
 """
 
-import json
 import uuid
 from dataclasses import dataclass
 
@@ -13,6 +12,7 @@ import torch
 from pydantic import BaseModel
 
 from molt.engine.config import native_bf16
+from molt.jsonfile import read_json_object
 from molt.mint import checkpoints
 from molt.mint.backend import LocalBackend, Policy
 from molt.mint.checkpoints import CheckpointError, resolve
@@ -122,4 +122,4 @@ def base_model_of(model_path: str) -> str:
     config = resolve(model_path) / "adapter_config.json"
     if not config.is_file():
         raise CheckpointError(f"no sampler revision at {model_path}")
-    return json.loads(config.read_text())["base_model_name_or_path"]
+    return read_json_object(config, CheckpointError)["base_model_name_or_path"]

@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from molt.home import molt_home
+from molt.jsonfile import read_json_object
 from molt.mint import AdamParams, Datum, ModelInput, ServiceClient, TrainingClient
 from molt.models.renderer import TrainOn, get_renderer
 from molt.train.data import ChatExample, DatasetError, read_chat_jsonl
@@ -184,7 +185,7 @@ def data_hash(path: Path) -> str:
 
 def read_manifest(adapter: str) -> dict | None:
     path = run_dir(adapter) / "manifest.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    return read_json_object(path, ResumeError) if path.is_file() else None
 
 
 def write_manifest(adapter: str, manifest: dict) -> Path:
