@@ -80,14 +80,13 @@ def run_molt(config: TrainBenchConfig, data: Path, tokens: int) -> dict:
 
 
 def run_trl(config: TrainBenchConfig, data: Path, tokens: int) -> dict:
+    import torch
     from datasets import Dataset
     from peft import LoraConfig
     from trl import SFTConfig, SFTTrainer
 
     from molt.mint.service import resolve_dtype
     from molt.models import load_model
-
-    import torch
 
     rows = [json.loads(line) for line in data.read_text().splitlines()]
     dataset = Dataset.from_list([{"prompt": r["messages"][:-1], "completion": r["messages"][-1:]} for r in rows])
