@@ -42,3 +42,15 @@ def renderer(tiny):
     from molt.models.renderer import get_renderer
 
     return get_renderer(tiny.tokenizer)
+
+
+@pytest.fixture(scope="session")
+def bootstrapped(molt_home):
+    """What ``molt up`` does on first start, once per session on the embedded model: the router
+    and, to keep the suite within minutes, two of the four specialists (chat and agent: the
+    plain-conversation and tool-calling paths); coding and genui answer with the base.
+    ``molt bench specialists`` measures all four. Returns (trained HCP, path of its file)."""
+    from molt.hcp import load_hcp
+    from molt.specialists.bootstrap import bootstrap
+
+    return bootstrap(load_hcp(), labels=["chat", "agent"])

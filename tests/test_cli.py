@@ -29,7 +29,7 @@ def molt(*args: str, stdin: str | None = None, timeout: int = 300) -> subprocess
 def test_help_lists_the_commands_and_what_comes():
     result = molt("--help")
     assert result.returncode == 0
-    for command in ("up", "chat", "models", "engine", "bench", "mint", "train", "proxy", "hcp", "Coming next:"):
+    for command in ("up", "chat", "models", "engine", "bench", "mint", "train", "proxy", "hcp", "specialists", "router", "Coming next:"):
         assert command in result.stdout
 
 
@@ -54,21 +54,66 @@ def test_chat_one_message(embedded):
 
 
 @pytest.mark.embedded
-def test_up_answers_piped_questions_through_the_stack(embedded):
-    """``make up`` runs ``molt up`` (engine + proxy + page); with questions on stdin it answers each
-    through the proxy, naming the specialist, and exits at EOF."""
+def test_up_answers_piped_questions_through_the_trained_stack(embedded, bootstrapped):
+    """``make up`` runs ``molt up`` (engine + proxy + page) on the bootstrapped specialists (trained
+    once, then cached); with questions on stdin it answers each through the proxy, naming the
+    specialist, and exits at EOF."""
     port, engine_port = free_port(), free_port()
-    result = molt("up", "--port", str(port), "--engine-port", str(engine_port), stdin="What is the capital of France?\nThanks!\n")
-    assert result.returncode == 0
-    assert "molt [chat] › The capital of France is Paris." in result.stdout and result.stdout.count("molt [") == 2
+    questions = "What is the capital of France?\nWrite a Python function `double(x)` that returns x times 2.\n"
+    result = molt("up", "--port", str(port), "--engine-port", str(engine_port), stdin=questions)
+    assert result.returncode == 0 and "First start" not in result.stderr  # the cached specialists are served
+    assert "molt [chat] › The capital of France is Paris." in result.stdout and "molt [coding] › " in result.stdout
     assert f"engine: http://127.0.0.1:{engine_port}/v1" in result.stderr
+
+
+@pytest.mark.embedded
+def test_bootstrap_is_done_once_and_the_trained_router_is_scored(embedded, bootstrapped):
+    hcp, path = bootstrapped
+    trained = {s.label: s for s in hcp.specialists if s.adapter}
+    assert set(trained) == {"chat", "agent"} and all(s.adapter == s.label and s.revision.startswith("molt://") for s in trained.values())
+    assert hcp.router.kind == "classifier" and molt("hcp", "validate", str(path)).returncode == 0
+    again = molt("specialists", "bootstrap")
+    assert again.returncode == 0 and "already bootstrapped" in again.stdout
+    result = molt("router", "eval", "--per-label", "40", "--json")
+    report = json.loads(result.stdout)
+    assert report["router"] == "classifier" and report["n"] == 160 and report["accuracy"] >= 0.95
+    assert set(report["confusion"]) == {"chat", "agent", "coding", "genui"}
+
+
+@pytest.mark.embedded
+def test_bench_route_and_specialists_at_toy_size(embedded, bootstrapped):
+    result = molt("bench", "route", "--per-label", "5", "--conversations", "1", "--turns", "4", "--think-seconds", "0.5", "--json")
+    figures = json.loads(result.stdout)
+    assert figures["n"] == 20 and 0 <= figures["accuracy"] <= 1 and set(figures["per_class"]) == {"chat", "agent", "coding", "genui"}
+    assert 0 < figures["route_share"] < 1 and 0 <= figures["summary_share"] < 1 and figures["median_turn_s"] > 0
+    result = molt("bench", "specialists", "--per-family", "2", "--json")
+    families = json.loads(result.stdout)["families"]
+    assert set(families) == {"chat", "agent"}  # the trained ones
+    assert all(set(systems) == {"base", "specialist", "routed"} and systems["base"]["n"] == 2 for systems in families.values())
+    assert "exact_match" in families["agent"]["specialist"] and "no_call_precision" in families["agent"]["routed"]
+
+
+def test_router_train_learns_from_traffic_and_names_bad_lines(tmp_path):
+    from molt.hcp import load_hcp, to_toml
+
+    hcp = load_hcp()
+    hcp = hcp.model_copy(update={"model": hcp.model.model_copy(update={"base": "tiny"})})
+    (tmp_path / "tiny.toml").write_text(to_toml(hcp))
+    (tmp_path / "traffic.jsonl").write_text('{"text": "open the garage door", "label": "agent"}\n')
+    result = molt("router", "train", "--hcp", str(tmp_path / "tiny.toml"), "--traffic", str(tmp_path / "traffic.jsonl"), "--layer", "2", "--out", str(tmp_path / "router"))
+    assert result.returncode == 0 and "held-out accuracy" in result.stdout
+    assert json.loads((tmp_path / "router" / "router.json").read_text())["info"]["train_requests"] > 1000
+    (tmp_path / "traffic.jsonl").write_text('{"text": "open the garage door", "label": "butler"}\n')
+    result = molt("router", "train", "--hcp", str(tmp_path / "tiny.toml"), "--traffic", str(tmp_path / "traffic.jsonl"))
+    assert result.returncode == 2 and "traffic.jsonl:1" in result.stderr
 
 
 def test_up_serves_the_stack_until_ctrl_c(embedded):
     """Without piped questions `molt up` serves: the chat page at /, the proxy's API naming the
-    specialist, the engine on its own port; SIGINT stops the whole process cleanly."""
+    specialist, the engine on its own port; SIGINT stops the whole process cleanly. (Here on the
+    shipped HCP as is: --no-bootstrap, the base answering for every label.)"""
     port, engine_port = free_port(), free_port()
-    with serving("up", "--port", str(port), "--engine-port", str(engine_port), port=port):
+    with serving("up", "--no-bootstrap", "--port", str(port), "--engine-port", str(engine_port), port=port):
         assert "/v1/chat/completions" in httpx.get(f"http://127.0.0.1:{port}/").text
         reply = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "molt", "messages": [{"role": "user", "content": "What is the capital of France?"}]}, timeout=120).json()
         assert reply["molt"]["specialist"] == "chat" and "Paris" in reply["choices"][0]["message"]["content"]

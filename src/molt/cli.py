@@ -10,7 +10,7 @@ from rich.table import Table
 from molt import __version__
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: specialists, rl, evolve, registry."
+COMING = "Coming next: rl, evolve, registry."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -36,10 +36,13 @@ mint_app = command_group("mint", "MinT, the Tinker-compatible LoRA training API.
 train_app = command_group("train", "Training recipes on the MinT API.")
 proxy_app = command_group("proxy", "The Mixture-of-LoRA routing proxy (OpenAI chat API).")
 hcp_app = command_group("hcp", "HCP, the versioned TOML contract that recreates a runtime.")
+specialists_app = command_group("specialists", "The default specialists: train them and write the HCP that serves them.")
+router_app = command_group("router", "Trained routers: fit one on labelled requests, score one on held-out requests.")
 console = Console()
 err = Console(stderr=True)
 
 Source = Annotated[str, typer.Option("--model", "-m", help=SOURCE_HELP)]
+TrainedHcp = Annotated[Optional[Path], typer.Option(help="The HCP to use; default: the bootstrapped one (`molt specialists bootstrap`).")]
 
 
 def _load(source: str) -> LoadedModel:
@@ -62,12 +65,19 @@ def up(
     host: Annotated[str, typer.Option(help="Address of the chat page and API.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port of the chat page and the proxy's OpenAI API.")] = 8000,
     engine_port: Annotated[int, typer.Option(help="Port of the engine (OpenAI + vLLM adapter API).")] = 8001,
+    bootstrap: Annotated[bool, typer.Option(help="Without --hcp: train the default specialists on first start (minutes, once; cached in $MOLT_HOME).")] = True,
 ) -> None:
     """Start the stack on the embedded model: engine, routing proxy and chat page at
-    http://127.0.0.1:8000. With questions piped on stdin, answer them and exit."""
+    http://127.0.0.1:8000. With questions piped on stdin, answer them and exit.
+
+    The first start trains the four default specialists and the router (a few minutes on two
+    cores, with progress); later starts serve them at once."""
     from molt.stack import run_stack
 
-    contract = _hcp(hcp)
+    if hcp is None and bootstrap:
+        contract = _bootstrapped()
+    else:
+        contract = _hcp(hcp)
     run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err)
 
 
@@ -341,6 +351,44 @@ def bench_proxy(
         print_json(result)
 
 
+@bench_app.command("route")
+def bench_route(
+    hcp: TrainedHcp = None,
+    per_label: Annotated[int, typer.Option(min=1, help="Held-out requests per label for accuracy.")] = 150,
+    conversations: Annotated[int, typer.Option(min=1, help="Conversations for the latency part.")] = 3,
+    turns: Annotated[int, typer.Option(min=2, help="Turns per conversation; each changes specialist.")] = 8,
+    think_seconds: Annotated[float, typer.Option(min=0, help="Seconds a simulated user reads before the next turn.")] = 2.0,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object (accuracy, per_class, route_share, summary_share, ...).")] = False,
+) -> None:
+    """Held-out routing accuracy (overall, per class, confusion) and the route and summary hops'
+    share of the median user-visible turn latency."""
+    from molt.bench.report import print_json
+    from molt.bench.route import RouteBenchConfig, run
+
+    result = run(_trained_hcp(hcp), RouteBenchConfig(per_label, conversations, turns, think_seconds), err if json_output else console)
+    if json_output:
+        print_json(result)
+
+
+@bench_app.command("specialists")
+def bench_specialists(
+    hcp: TrainedHcp = None,
+    per_family: Annotated[int, typer.Option(min=1, help="Held-out cases per family.")] = 30,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """Base vs each specialist vs the routed system (model=molt) on each family's held-out split."""
+    from molt.bench.report import print_json
+    from molt.bench.specialists import SpecialistsBenchConfig, run
+
+    try:
+        result = run(_trained_hcp(hcp), SpecialistsBenchConfig(per_family), err if json_output else console)
+    except ValueError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
+    if json_output:
+        print_json(result)
+
+
 @bench_app.command("train")
 def bench_train(
     model: Source = "embedded",
@@ -376,6 +424,146 @@ def _hcp(path: Optional[Path]):
 HcpFile = Annotated[Optional[Path], typer.Argument(help="An HCP TOML file; omit for the one molt ships.")]
 
 
+def _trained_hcp(path: Optional[Path]):
+    """``path``, else the bootstrapped default HCP; an error when there is none yet."""
+    from molt.hcp import load_hcp
+    from molt.specialists.bootstrap import bootstrapped_path
+
+    if path is not None:
+        return _hcp(path)
+    trained = bootstrapped_path(load_hcp())
+    if not trained.is_file():
+        err.print("[bold red]error:[/] no trained specialists yet: run `molt specialists bootstrap` (or `molt up`), or pass --hcp")
+        raise typer.Exit(2)
+    return _hcp(trained)
+
+
+def _bootstrapped():
+    """The bootstrapped default HCP, training it first when it is missing."""
+    from molt.hcp import load_hcp
+    from molt.specialists.bootstrap import bootstrapped_path
+
+    shipped = load_hcp()
+    if not bootstrapped_path(shipped).is_file():
+        err.print("[bold]First start:[/] training the default specialists and the router (a few minutes, once) ...")
+        _run_bootstrap(shipped, None)
+    return _hcp(bootstrapped_path(shipped))
+
+
+def _run_bootstrap(contract, labels):
+    from molt.specialists.bootstrap import bootstrap
+
+    with _bootstrap_progress() as progress:
+        return bootstrap(contract, labels, progress=progress)
+
+
+def _bootstrap_progress():
+    """One progress bar per specialist (optimizer steps, loss), then the router's figures."""
+    import contextlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from molt.specialists.bootstrap import Progress as Callbacks
+
+    bars = Progress(TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(), TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), console=err)
+    tasks: dict[str, int] = {}
+
+    def on_specialist(label: str, steps: int) -> None:
+        tasks[label] = bars.add_task(label, total=steps, loss="-")
+
+    def on_step(label: str, step: int, loss: float) -> None:
+        bars.update(tasks[label], completed=step, loss=f"{loss:.3f}")
+
+    def on_router(info: dict) -> None:
+        heldout = info.get("heldout")
+        figures = f", held-out accuracy {heldout['accuracy']:.1%} over {heldout['n']} requests" if heldout else ""
+        bars.console.print(f"  router: {info['train_requests']} training requests{figures} ({info['seconds']} s)")
+
+    @contextlib.contextmanager
+    def running():
+        bars.start()
+        try:
+            yield Callbacks(on_specialist, on_step, on_router)
+        finally:
+            bars.stop()
+
+    return running()
+
+
+@specialists_app.command("bootstrap")
+def specialists_bootstrap(
+    hcp: Annotated[Optional[Path], typer.Option(help="The HCP whose specialists to train; default: the one molt ships.")] = None,
+    only: Annotated[Optional[str], typer.Option(help="Comma-separated labels to train (others keep their adapters).")] = None,
+    force: Annotated[bool, typer.Option(help="Train again even if a bootstrapped HCP exists.")] = False,
+) -> None:
+    """Generate each specialist's training data, fine-tune its adapter with MinT SFT, train the
+    router, and write the HCP that serves them to $MOLT_HOME/specialists/<name>.toml."""
+    from molt.specialists.bootstrap import bootstrapped_path
+
+    contract = _hcp(hcp)
+    path = bootstrapped_path(contract)
+    if path.is_file() and not force:
+        console.print(f"already bootstrapped: {path} (pass --force to train again)")
+        return
+    labels = only.split(",") if only else None
+    unknown = sorted(set(labels or []) - {s.label for s in contract.specialists})
+    if unknown:
+        err.print(f"[bold red]error:[/] --only names {', '.join(unknown)}, not labels of this HCP")
+        raise typer.Exit(2)
+    trained, path = _run_bootstrap(contract, labels)
+    for specialist in trained.specialists:
+        console.print(f"{specialist.label:>8}: {specialist.revision or 'base (no data family)'}")
+    console.print(f"HCP written to {path}; serve it with `molt up` (or `molt up --hcp {path}`)")
+
+
+@router_app.command("train")
+def router_train(
+    hcp: Annotated[Optional[Path], typer.Option(help="The HCP whose labels the router learns; default: the one molt ships.")] = None,
+    traffic: Annotated[Optional[list[Path]], typer.Option(help='Logged traffic to learn from too: JSONL of {"text", "label"}; repeatable.')] = None,
+    layer: Annotated[int, typer.Option(min=1, help="Base layer whose pooled hidden state are the features.")] = 16,
+    out: Annotated[Optional[Path], typer.Option(help="Folder to write; default: $MOLT_HOME/routers/<hcp name>.")] = None,
+) -> None:
+    """Fit the classifier router on the data families' requests, the HCP's examples and traffic,
+    and report its accuracy on held-out requests."""
+    from molt.home import molt_home
+    from molt.router.training import read_traffic
+    from molt.specialists.bootstrap import router_folder, train_default_router
+
+    contract = _hcp(hcp)
+    labels = [s.label for s in contract.specialists]
+    texts, targets = [], []
+    try:
+        for path in traffic or []:
+            more = read_traffic(path, labels)
+            texts, targets = texts + more[0], targets + more[1]
+        router = train_default_router(contract, layer=layer, traffic=(texts, targets))
+    except (OSError, ValueError) as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
+    folder = router.save(out or molt_home() / router_folder(contract))
+    heldout = router.info.get("heldout")
+    if heldout:
+        per_class = ", ".join(f"{k} {v:.1%}" for k, v in heldout["per_class"].items())
+        console.print(f"held-out accuracy {heldout['accuracy']:.1%} over {heldout['n']} requests ({per_class})")
+    console.print(f"router written to {folder}; select it in an HCP with [router] kind = \"classifier\", classifier = \"{folder}\"", soft_wrap=True)
+
+
+@router_app.command("eval")
+def router_eval(
+    hcp: TrainedHcp = None,
+    per_label: Annotated[int, typer.Option(min=1, help="Held-out requests per label.")] = 150,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Route the data families' held-out requests with the HCP's router (guardrails included):
+    accuracy, per-class accuracy and the confusion matrix."""
+    from molt.bench.report import print_json
+    from molt.bench.route import evaluate_router
+
+    report = evaluate_router(_trained_hcp(hcp), per_label, console=err if json_output else console)
+    if json_output:
+        print_json(report)
+
+
 @proxy_app.command("serve")
 def proxy_serve(
     hcp: Annotated[Optional[Path], typer.Option(help="The HCP file to run; default: the one molt ships.")] = None,
@@ -384,6 +572,7 @@ def proxy_serve(
     max_request_kb: Annotated[int, typer.Option(min=1, help="Refuse larger request bodies (413).")] = 1024,
     max_in_flight: Annotated[int, typer.Option(min=1, help="Turns answered at once.")] = 8,
     max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429.")] = 32,
+    log_routes: Annotated[Optional[Path], typer.Option(help='Append each routed user turn to this JSONL ({"text", "label", "kind"}); it holds user text, so it is off unless asked for. Correct the labels, then `molt router train --traffic FILE`.')] = None,
 ) -> None:
     """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
     from molt.http_server import serve
@@ -392,7 +581,7 @@ def proxy_serve(
 
     contract = _hcp(hcp)
     try:
-        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued))
+        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued), route_log=log_routes)
     except ValueError as e:
         err.print(f"[bold red]error:[/] {e}")
         raise typer.Exit(2) from None

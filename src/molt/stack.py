@@ -1,5 +1,8 @@
 """``molt up``: the whole serving stack in one process on the embedded model.
 
+Without ``--hcp`` it serves the bootstrapped default HCP (trained specialists and router), and
+trains it first when ``$MOLT_HOME`` has none (``molt.specialists.bootstrap``).
+
 The engine (OpenAI + vLLM adapter API) runs on a background thread at the engine port; the
 proxy, with the web page at ``/``, serves the user at the main port until Ctrl-C. With questions
 piped on stdin (a pipe or a file), each is answered through the proxy and the stack stops at end

@@ -72,3 +72,20 @@ def test_a_failed_turn_leaves_nothing_behind():
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # nothing listens once the socket closes
     assert run(dead, steps) == {}
+
+
+def test_routed_turns_are_logged_only_when_asked(engine_url, tmp_path):
+    import json
+
+    log = tmp_path / "routes.jsonl"
+
+    async def steps(loop):
+        loop.route_log = log
+        called = await loop.run(Conversation(), [WEATHER_Q], tools=[WEATHER])
+        call_id = called.message["tool_calls"][0]["id"]
+        await loop.run(called.conversation, [{"role": "tool", "tool_call_id": call_id, "content": "{}"}], tools=[WEATHER])
+        await loop.run(Conversation(), [CODE_Q], label="chat")
+
+    run(engine_url, steps)
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines == [{"text": WEATHER_Q["content"], "label": "agent", "kind": "guardrail"}, {"text": CODE_Q["content"], "label": "chat", "kind": "named"}]

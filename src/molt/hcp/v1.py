@@ -48,6 +48,8 @@ class Specialist(Table):
     """The adapter revision this harness was validated with (e.g. molt://<run>/<name>)."""
     examples: list[str] = []
     """Requests that belong to this label (router training and prompts)."""
+    prompt: str = ""
+    """Instructions added after the identity prompt when this specialist answers (train and serve)."""
 
 
 class Guardrail(Table):
@@ -57,15 +59,26 @@ class Guardrail(Table):
 
 
 class Router(Table):
-    kind: Literal["label_scoring"] = "label_scoring"
-    """Which router: 'label_scoring' scores each label's likelihood after the route prompt."""
+    kind: Literal["label_scoring", "classifier"] = "label_scoring"
+    """Which router: 'classifier' (a trained classifier, `molt router train`) or 'label_scoring'
+    (each label's likelihood after the route prompt, no training needed)."""
     default_label: str = Field(pattern=LABEL)
     """The label used when the router abstains."""
+    classifier: str | None = None
+    """The trained router (kind 'classifier'): a folder; relative paths are under $MOLT_HOME."""
+    min_confidence: float = Field(0.5, ge=0, le=1)
+    """Classifier: abstain (use default_label) when the best label's probability is below this."""
     scorer: str | None = None
     """Label whose adapter scores the labels; unset means the base."""
     margin: float = Field(0.5, ge=0)
     """Abstain (use default_label) when the best label's log-likelihood leads by less than this."""
     guardrails: list[Guardrail] = []
+
+    @model_validator(mode="after")
+    def _classifier_named(self) -> "Router":
+        if self.kind == "classifier" and not self.classifier:
+            raise ValueError("router.kind 'classifier' needs router.classifier (the folder `molt router train` wrote)")
+        return self
 
 
 class Prompts(Table):
@@ -141,3 +154,8 @@ class HCPv1(Table):
 
     def specialist(self, label: str) -> Specialist:
         return next(s for s in self.specialists if s.label == label)
+
+    def system_prompt(self, label: str) -> str:
+        """The system prompt ``label`` answers under: the identity, then its own instructions."""
+        extra = self.specialist(label).prompt
+        return f"{self.prompts.identity}\n\n{extra}" if extra else self.prompts.identity

@@ -17,6 +17,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import httpx
 
@@ -64,16 +65,18 @@ class TurnResult:
 
 
 class TurnLoop:
-    def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient, summaries: bool = True):
+    def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient, summaries: bool = True, route_log: Path | None = None):
         self.hcp, self.router, self.engine, self.write_summaries = hcp, router, engine, summaries
+        self.route_log = route_log
+        """Opt-in JSONL of routed user turns ({"text", "label", "kind"}): traffic to retrain the router on."""
         self.summaries: dict[str, asyncio.Task] = {}
         self.metrics = ProxyMetrics()
 
     def model_for(self, label: str) -> str:
         return self.hcp.specialist(label).adapter or self.hcp.model.base
 
-    def system(self, conversation: Conversation) -> list[Message]:
-        return [{"role": "system", "content": self.hcp.prompts.identity}, *conversation.system]
+    def system(self, system: tuple[Message, ...], label: str) -> list[Message]:
+        return [{"role": "system", "content": self.hcp.system_prompt(label)}, *system]
 
     async def run(self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None) -> TurnResult:
         """One turn: ``current`` is the new user message, or the tool results for a pending turn."""
@@ -96,11 +99,20 @@ class TurnLoop:
             decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.router.route(text_of(current[-1]))
             self.metrics.observe("route", time.perf_counter() - start)
             user, earlier = current[-1], []
+            if self.route_log is not None:
+                log_route(self.route_log, text_of(user), decision)
         start = time.perf_counter()
         turns = await self.with_summaries(conversation.turns, decision.label)
         self.metrics.observe("summary_wait", time.perf_counter() - start)
-        view = own_view(self.system(conversation), turns, decision.label, [user, *earlier])
+        view = own_view(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier])
         return Plan(conversation, decision, turns, user, tuple(earlier), view, started)
+
+    async def route_pending(self, conversation: Conversation, label: str | None = None) -> Conversation:
+        """A history this proxy never saw ends in tool calls: its results go to the specialist
+        that the calling turn's user text routes to (or the one the client names)."""
+        pending = conversation.pending
+        label = label or (await self.router.route(text_of(pending.user))).label
+        return replace(conversation, pending=replace(pending, label=label))
 
     def finish(self, plan: "Plan", message: Message, usage: dict) -> TurnResult:
         """The conversation after the answer; a final answer gets its summary started in the background."""
@@ -150,7 +162,7 @@ class TurnLoop:
         return message, reply.get("usage", {})
 
     async def summarise(self, turn: Turn, system: tuple[Message, ...], turns: tuple[Turn, ...]) -> str:
-        view = own_view(self.system(Conversation(system)), turns, turn.label, [turn.user, *turn.replies])
+        view = own_view(self.system(system, turn.label), turns, turn.label, [turn.user, *turn.replies])
         body = {"model": self.model_for(turn.label), "messages": [*view, {"role": "user", "content": self.hcp.prompts.summary}], "max_tokens": self.hcp.generation.summary_max_tokens, "temperature": 0}
         start = time.perf_counter()
         try:
@@ -174,6 +186,11 @@ class TurnLoop:
         if response.is_error:
             raise EngineError(f"engine answered {response.status_code}: {response.text[:300]}")
         return response.json()
+
+
+def log_route(path: Path, text: str, decision: RouteDecision) -> None:
+    with path.open("a", encoding="utf-8") as log:
+        log.write(json.dumps({"text": text, "label": decision.label, "kind": decision.kind}, ensure_ascii=False) + "\n")
 
 
 def merge_delta(message: Message, delta: dict) -> None:

@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,7 +37,7 @@ from molt.proxy.limits import Admission, Limits, Overloaded, authorised
 from molt.proxy.loop import Conversation, EngineError, Plan, TurnLoop, merge_delta
 from molt.proxy.responses_api import chat_tools, input_messages, output_items, usage_of
 from molt.proxy.store import ConversationStore, adopt, fingerprint
-from molt.router import LabelScoringRouter, RouteDecision
+from molt.router import RouteDecision, make_router
 
 SYSTEM_MODEL = "molt"
 
@@ -112,7 +113,7 @@ def headers(decision: RouteDecision) -> dict:
     return {"x-molt-specialist": decision.label, "x-molt-route-reason": decision.reason.encode("ascii", "replace").decode()}
 
 
-def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True) -> FastAPI:
+def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, route_log: Path | None = None) -> FastAPI:
     store, snapshots = ConversationStore(), ConversationStore()
     token = api_token(hcp)
     admission = Admission(limits)
@@ -121,7 +122,7 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True) -> F
     async def lifespan(app: FastAPI):
         async with httpx.AsyncClient(base_url=hcp.model.engine_url.rstrip("/"), timeout=600) as engine:
             renderer = get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format)
-            app.state.loop = TurnLoop(hcp, LabelScoringRouter(hcp, renderer, engine), engine, summaries)
+            app.state.loop = TurnLoop(hcp, make_router(hcp, renderer, engine), engine, summaries, route_log)
             yield
             await app.state.loop.aclose()
 
@@ -164,6 +165,8 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True) -> F
         conversation = store.get(fingerprint(system + history))
         if conversation is None:
             conversation = adopt(system, history, hcp.router.default_label) if history else Conversation(tuple(system))
+            if conversation.pending is not None:
+                conversation = await loop.route_pending(conversation, None if body.model == SYSTEM_MODEL else body.model)
         slot = AsyncExitStack()  # the admission slot is held until the answer is delivered (streams: until the last chunk)
         streaming = False
         try:

@@ -1,0 +1,119 @@
+"""``molt bench route``: how often the HCP's router picks the right specialist on requests it was
+never trained on, and what routing and summaries cost the user.
+
+1. **Accuracy:** the router the HCP selects (guardrails included) labels the families'
+   held-out requests; accuracy, per-class accuracy and the confusion matrix.
+2. **Latency:** the whole stack (engine + proxy, summaries on) answers conversations that
+   switch specialist every turn, made of held-out requests, with a simulated user who reads for
+   ``think_seconds``. The route hop's and the summary wait's mean seconds (proxy metrics) are
+   reported as shares of the median user-visible turn latency (request to complete answer).
+"""
+
+import asyncio
+import statistics
+import time
+from dataclasses import asdict, dataclass
+
+import httpx
+from rich.console import Console
+
+from molt.bench.proxy import hop_seconds
+from molt.bench.report import print_rows
+from molt.engine.server import create_app as create_engine_app
+from molt.hcp import HCP
+from molt.http_server import ServerThread
+from molt.models import load_model, load_tokenizer
+from molt.models.renderer import get_renderer
+from molt.proxy.server import create_app as create_proxy_app
+from molt.router import make_router
+from molt.router.training import accuracy_report, routing_set
+from molt.stack import engine_config, stack_hcp
+
+
+@dataclass(frozen=True)
+class RouteBenchConfig:
+    per_label: int = 150
+    """Held-out requests per label for accuracy."""
+    conversations: int = 3
+    turns: int = 8
+    think_seconds: float = 2.0
+    seed: int = 0
+
+
+async def labelled(hcp: HCP, texts: list[str]) -> list[str]:
+    async with httpx.AsyncClient(base_url=hcp.model.engine_url.rstrip("/"), timeout=600) as engine:
+        router = make_router(hcp, get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format), engine)
+        return [(await router.route(text)).label for text in texts]
+
+
+def evaluate_router(hcp: HCP, per_label: int, seed: int = 0, console: Console | None = None) -> dict:
+    """Accuracy of the HCP's router on the held-out requests (an engine is started only for
+    label scoring, which needs one); prints the confusion matrix when given a console."""
+    texts, truth = routing_set(hcp, "heldout", per_label, seed)
+    if not texts:
+        raise ValueError("no held-out requests: none of this HCP's labels has a data family")
+    if hcp.router.kind == "label_scoring":
+        with ServerThread(create_engine_app(engine_config(hcp), load_model(hcp.model.base))) as engine_url:
+            return _evaluate(stack_hcp(hcp, int(engine_url.rsplit(":", 1)[1])), texts, truth, console)
+    return _evaluate(hcp, texts, truth, console)
+
+
+def _evaluate(hcp: HCP, texts: list[str], truth: list[str], console: Console | None) -> dict:
+    start = time.perf_counter()
+    predicted = asyncio.run(labelled(hcp, texts))
+    report = {"router": hcp.router.kind, **accuracy_report(truth, predicted, [s.label for s in hcp.specialists])}
+    report["route_ms_per_request"] = (time.perf_counter() - start) / len(texts) * 1000
+    if console is not None:
+        labels = list(report["per_class"])
+        print_rows(f"held-out routing ({hcp.router.kind}): accuracy {report['accuracy']:.1%} over {report['n']} requests", ["truth \\ routed", *labels, "accuracy"],
+                   [[t, *[report["confusion"][t][p] for p in labels], report["per_class"][t]] for t in labels], console)
+    return report
+
+
+def conversation_turns(texts: list[str], labels: list[str], config: RouteBenchConfig, index: int) -> list[str]:
+    """Turns that change label every time: one request per label in turn, starting at ``index``."""
+    by_label = {label: [t for t, l in zip(texts, labels) if l == label] for label in dict.fromkeys(labels)}
+    order = list(by_label)
+    return [by_label[order[(index + turn) % len(order)]][(index * config.turns + turn) % len(by_label[order[0]])] for turn in range(config.turns)]
+
+
+def run_conversation(url: str, turns: list[str], think_seconds: float) -> list[float]:
+    latencies, messages = [], []
+    with httpx.Client(base_url=url, timeout=900) as client:
+        for text in turns:
+            messages.append({"role": "user", "content": text})
+            start = time.perf_counter()
+            response = client.post("/v1/chat/completions", json={"model": "molt", "messages": messages})
+            latencies.append(time.perf_counter() - start)
+            response.raise_for_status()
+            messages.append(response.json()["choices"][0]["message"])
+            time.sleep(think_seconds)
+    return latencies
+
+
+def run(hcp: HCP, config: RouteBenchConfig, console: Console) -> dict:
+    texts, truth = routing_set(hcp, "heldout", config.per_label, config.seed)
+    if not texts:
+        raise ValueError("no held-out requests: none of this HCP's labels has a data family")
+    loaded = load_model(hcp.model.base)
+    with ServerThread(create_engine_app(engine_config(hcp), loaded)) as engine_url:
+        served = stack_hcp(hcp, int(engine_url.rsplit(":", 1)[1]))
+        console.print(f"[dim]routing {len(texts)} held-out requests with the {hcp.router.kind} router ...[/]")
+        report = _evaluate(served, texts, truth, console)
+        latencies = []
+        with ServerThread(create_proxy_app(served)) as url:
+            console.print(f"[dim]{config.conversations} conversations × {config.turns} turns, think {config.think_seconds} s ...[/]")
+            for index in range(config.conversations):
+                latencies += run_conversation(url, conversation_turns(texts, truth, config, index), config.think_seconds)
+            hops = hop_seconds(url)
+    median = statistics.median(latencies)
+    result = {
+        "config": asdict(config), **report,
+        "median_turn_s": median,
+        "route_share": hops.get("route", 0.0) / median,
+        "summary_share": hops.get("summary_wait", 0.0) / median,
+        "mean_hop_s": hops,
+    }
+    print_rows("route and summary hops vs the median user-visible turn", ["median turn (s)", "route (s)", "route share", "summary wait (s)", "summary share", "route + summary"],
+               [[median, hops.get("route", 0.0), result["route_share"], hops.get("summary_wait", 0.0), result["summary_share"], result["route_share"] + result["summary_share"]]], console)
+    return result

@@ -1,0 +1,1 @@
+"""Scoring model answers on the data families' held-out cases."""

@@ -1,0 +1,108 @@
+"""``molt specialists bootstrap``: train the HCP's specialists and router, and write the HCP that
+serves them.
+
+For every specialist whose label has a data family: generate its train split, write it as chat
+JSONL under ``$MOLT_HOME/specialists/data``, fine-tune an adapter with MinT SFT (the recipe of
+``recipes.py``), and record the revision. Then train the router on the families' requests and
+the HCP's examples. The result is a new HCP file, ``$MOLT_HOME/specialists/<name>.toml``, with
+adapters, revisions and ``router.kind = "classifier"``; the input HCP is never edited. An
+interrupted bootstrap resumes each unfinished adapter from its last checkpoint.
+"""
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from molt.datagen import FAMILIES
+from molt.hcp import HCP, to_toml
+from molt.home import molt_home
+from molt.mint import ServiceClient
+from molt.router.classifier import DEFAULT_LAYER, train_router
+from molt.router.features import HiddenStateFeatures
+from molt.router.training import accuracy_report, routing_set
+from molt.specialists.recipes import RECIPES, ROUTER_EXAMPLES, Recipe
+from molt.train.sft import SFTConfig, SFTResult, read_manifest, run_sft
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Callbacks: a specialist starts (label, steps), makes a step (label, step, loss), the router is trained (report)."""
+
+    on_specialist: Callable[[str, int], None] = lambda label, steps: None
+    on_step: Callable[[str, int, float], None] = lambda label, step, loss: None
+    on_router: Callable[[dict], None] = lambda report: None
+
+
+def bootstrapped_path(hcp: HCP) -> Path:
+    return molt_home() / "specialists" / f"{hcp.name}.toml"
+
+
+def router_folder(hcp: HCP) -> str:
+    """Relative to $MOLT_HOME, so the written HCP moves with the home folder."""
+    return f"routers/{hcp.name}"
+
+
+def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
+    cases = FAMILIES[label]("train", recipe.examples, seed)
+    path = molt_home() / "specialists" / "data" / f"{label}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    system = hcp.system_prompt(label)
+    path.write_text("".join(json.dumps(case.training_row(system), ensure_ascii=False) + "\n" for case in cases), encoding="utf-8")
+    return path
+
+
+def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClient, progress: Progress, seed: int) -> SFTResult:
+    config = SFTConfig(
+        adapter=label, data=write_data(hcp, label, recipe, seed), base_model=hcp.model.base, rank=recipe.rank,
+        learning_rate=recipe.learning_rate, epochs=recipe.epochs, batch_tokens=recipe.batch_tokens, eval_fraction=0.05, save_every=10, seed=seed,
+        train_unembed=False,  # formats and facts live in the body; the unembedding LoRA costs time and memory
+    )
+    manifest = read_manifest(label)
+    resume = manifest is not None and manifest.get("revision") is None and manifest.get("state") is not None
+    if manifest is not None and manifest.get("revision") is None and not resume:
+        (molt_home() / "train" / label / "manifest.json").unlink()  # stopped before its first checkpoint: start over
+    return run_sft(
+        config, service, resume=resume,
+        on_start=lambda total, first, n_train, n_eval: progress.on_specialist(label, total),
+        on_step=lambda report: progress.on_step(label, report.step, report.loss),
+    )
+
+
+def bootstrap(hcp: HCP, labels: list[str] | None = None, service: ServiceClient | None = None, progress: Progress = Progress(), seed: int = 0) -> tuple[HCP, Path]:
+    """Train, then write and return the HCP that serves the trained specialists and router."""
+    service = service or ServiceClient(dtype="auto")
+    chosen = [s.label for s in hcp.specialists if s.label in FAMILIES and (labels is None or s.label in labels)]
+    specialists = []
+    for specialist in hcp.specialists:
+        if specialist.label in chosen:
+            result = train_specialist(hcp, specialist.label, RECIPES[specialist.label], service, progress, seed)
+            specialist = specialist.model_copy(update={"adapter": specialist.label, "revision": result.revision})
+        specialists.append(specialist)
+    router = train_default_router(hcp, seed)
+    progress.on_router(router.info)
+    folder = router_folder(hcp)
+    router.save(molt_home() / folder)
+    settings = {"kind": "classifier", "classifier": folder}
+    trained = hcp.model_copy(update={"specialists": specialists, "router": hcp.router.model_copy(update=settings)})
+    path = bootstrapped_path(hcp)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(to_toml(trained), encoding="utf-8")
+    return trained, path
+
+
+def train_default_router(hcp: HCP, seed: int = 0, layer: int = DEFAULT_LAYER, traffic: tuple[list[str], list[str]] = ([], [])):
+    """The router on the families' train requests, the HCP's examples and traffic; scored on held-out requests."""
+    start = time.perf_counter()
+    features = HiddenStateFeatures(hcp.model.base, layer)
+    texts, labels = routing_set(hcp, "train", ROUTER_EXAMPLES, seed)
+    texts, labels = texts + traffic[0], labels + traffic[1]
+    label_set = [s.label for s in hcp.specialists]
+    router = train_router(texts, labels, label_set, features, {"train_requests": len(texts), "seed": seed})
+    held_texts, held_labels = routing_set(hcp, "heldout", ROUTER_EXAMPLES // 2, seed)
+    if held_texts:
+        predicted = [label_set[i] for i in router.probabilities(features(held_texts)).argmax(-1).tolist()]
+        router.info["heldout"] = accuracy_report(held_labels, predicted, label_set)
+    router.info["seconds"] = round(time.perf_counter() - start, 1)
+    return router

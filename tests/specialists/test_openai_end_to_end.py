@@ -1,0 +1,64 @@
+"""The trained specialists behind the proxy, driven by the official ``openai`` client: requests
+with function schemas go to the agent and come back as tool calls, the tool result comes back
+into the answer, and plain conversation goes to chat. Requests are held-out phrasings."""
+
+import json
+
+import pytest
+from openai import OpenAI
+
+from molt.datagen.agent import BY_NAME
+
+WEATHER, TIMER, TODO = (BY_NAME[name].schema for name in ("get_weather", "set_timer", "add_todo"))
+
+
+@pytest.fixture(scope="module")
+def client(stack):
+    return OpenAI(base_url=f"{stack}/v1", api_key="unused")
+
+
+def turn(client: OpenAI, messages: list[dict], tools: list[dict] | None = None):
+    raw = client.chat.completions.with_raw_response.create(model="molt", messages=messages, tools=tools or [], temperature=0)
+    return raw.parse(), raw.headers["x-molt-specialist"]
+
+
+def test_a_request_with_function_schemas_gets_the_exact_tool_call_and_the_result_is_used(client):
+    messages = [{"role": "user", "content": "Give me the current conditions for Lisbon."}]
+    completion, specialist = turn(client, messages, [TIMER, WEATHER])
+    assert specialist == "agent"
+    choice = completion.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    (call,) = choice.message.tool_calls
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Lisbon"}
+
+    messages += [choice.message.model_dump(exclude_none=True), {"role": "tool", "tool_call_id": call.id, "content": json.dumps({"temperature": 19, "condition": "windy"})}]
+    completion, specialist = turn(client, messages, [TIMER, WEATHER])
+    assert specialist == "agent"  # tool results go back to the adapter that called the tools
+    answer = completion.choices[0].message
+    assert not answer.tool_calls and "19" in answer.content and "windy" in answer.content
+
+
+def test_no_offered_function_fits_so_the_agent_answers_in_words(client):
+    completion, specialist = turn(client, [{"role": "user", "content": "Count down 12 minutes for me."}], [WEATHER, TODO])
+    assert specialist == "agent"
+    message = completion.choices[0].message
+    assert not message.tool_calls and "timer" in message.content.lower()
+
+
+def test_plain_conversation_goes_to_chat_and_gets_a_plain_answer(client):
+    completion, specialist = turn(client, [{"role": "user", "content": "What should I call you?"}])
+    assert specialist == "chat"
+    message = completion.choices[0].message
+    assert not message.tool_calls and "molt" in message.content.lower()
+
+    completion, specialist = turn(client, [{"role": "user", "content": "Name the capital city of Italy."}], [WEATHER])
+    assert specialist == "chat" and "Rome" in completion.choices[0].message.content
+
+
+def test_code_and_ui_requests_reach_their_specialists(client):
+    """Only the route is checked here: the suite trains chat and agent; coding and genui answers
+    are measured by `molt bench specialists`."""
+    _, specialist = turn(client, [{"role": "user", "content": "Could you code `is_palindrome(s)` for me? It tells whether the string s is a palindrome."}])
+    assert specialist == "coding"
+    _, specialist = turn(client, [{"role": "user", "content": "Build me checkboxes for a camping trip: Tent, Lamp and Map."}])
+    assert specialist == "genui"
