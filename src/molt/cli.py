@@ -469,6 +469,8 @@ def _bootstrap_progress():
     tasks: dict[str, int] = {}
 
     def on_specialist(label: str, steps: int) -> None:
+        if not bars.console.is_terminal:  # no live bars in a log: a line per specialist instead
+            bars.console.print(f"  training {label}: {steps} steps")
         tasks[label] = bars.add_task(label, total=steps, loss="-")
 
     def on_step(label: str, step: int, loss: float) -> None:
@@ -506,6 +508,8 @@ def specialists_bootstrap(
         console.print(f"already bootstrapped: {path} (pass --force to train again)")
         return
     labels = only.split(",") if only else None
+    if labels and path.is_file():
+        contract = _hcp(path)  # retrain some: the others keep the adapters they were bootstrapped with
     unknown = sorted(set(labels or []) - {s.label for s in contract.specialists})
     if unknown:
         err.print(f"[bold red]error:[/] --only names {', '.join(unknown)}, not labels of this HCP")

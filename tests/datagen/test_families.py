@@ -81,3 +81,9 @@ def test_sandbox_stops_a_runaway_answer():
     assert passes("def f():\n    return 1", ["assert f() == 1"])
     assert not passes("def f():\n    while True:\n        pass", ["assert f() == 1"])
     assert not passes("import os\ndef f():\n    return 2", ["assert f() == 1"])
+
+
+def test_agent_can_be_narrowed_to_some_functions():
+    names = {"get_weather", "set_timer", "add_todo"}
+    for case in FAMILIES["agent"]("train", 120, 0, functions=sorted(names)):
+        assert {t["function"]["name"] for t in case.tools} <= names

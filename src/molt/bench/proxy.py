@@ -38,20 +38,23 @@ class ProxyBenchConfig:
     max_tokens: int = 64
 
 
-def run_conversations(url: str, config: ProxyBenchConfig) -> list[float]:
-    latencies = []
-    with httpx.Client(base_url=url, timeout=600) as client:
-        for _ in range(config.conversations):
-            messages: list[dict] = []
-            for text in CONVERSATION:
-                messages.append({"role": "user", "content": text})
-                start = time.perf_counter()
-                response = client.post("/v1/chat/completions", json={"model": "molt", "messages": messages})
-                latencies.append(time.perf_counter() - start)
-                response.raise_for_status()
-                messages.append(response.json()["choices"][0]["message"])
-                time.sleep(config.think_seconds)
+def run_conversation(url: str, turns: list[str], think_seconds: float) -> list[float]:
+    """One conversation through the proxy (model 'molt'): each turn's request-to-answer seconds."""
+    latencies, messages = [], []
+    with httpx.Client(base_url=url, timeout=900) as client:
+        for text in turns:
+            messages.append({"role": "user", "content": text})
+            start = time.perf_counter()
+            response = client.post("/v1/chat/completions", json={"model": "molt", "messages": messages})
+            latencies.append(time.perf_counter() - start)
+            response.raise_for_status()
+            messages.append(response.json()["choices"][0]["message"])
+            time.sleep(think_seconds)
     return latencies
+
+
+def run_conversations(url: str, config: ProxyBenchConfig) -> list[float]:
+    return [s for _ in range(config.conversations) for s in run_conversation(url, CONVERSATION, config.think_seconds)]
 
 
 def hop_seconds(url: str) -> dict[str, float]:

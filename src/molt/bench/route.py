@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 import httpx
 from rich.console import Console
 
-from molt.bench.proxy import hop_seconds
+from molt.bench.proxy import hop_seconds, run_conversation
 from molt.bench.report import print_rows
 from molt.engine.server import create_app as create_engine_app
 from molt.hcp import HCP
@@ -75,20 +75,6 @@ def conversation_turns(texts: list[str], labels: list[str], config: RouteBenchCo
     by_label = {label: [t for t, l in zip(texts, labels) if l == label] for label in dict.fromkeys(labels)}
     order = list(by_label)
     return [by_label[order[(index + turn) % len(order)]][(index * config.turns + turn) % len(by_label[order[0]])] for turn in range(config.turns)]
-
-
-def run_conversation(url: str, turns: list[str], think_seconds: float) -> list[float]:
-    latencies, messages = [], []
-    with httpx.Client(base_url=url, timeout=900) as client:
-        for text in turns:
-            messages.append({"role": "user", "content": text})
-            start = time.perf_counter()
-            response = client.post("/v1/chat/completions", json={"model": "molt", "messages": messages})
-            latencies.append(time.perf_counter() - start)
-            response.raise_for_status()
-            messages.append(response.json()["choices"][0]["message"])
-            time.sleep(think_seconds)
-    return latencies
 
 
 def run(hcp: HCP, config: RouteBenchConfig, console: Console) -> dict:

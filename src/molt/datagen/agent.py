@@ -253,8 +253,8 @@ def needed_slots(*templates: Any) -> list[str]:
     return names
 
 
-def offered(rng, needed: Function | None, exclude: Function | None = None) -> list[dict]:
-    others = [f for f in FUNCTIONS if f is not needed and f is not exclude]
+def offered(rng, pool: list[Function], needed: Function | None, exclude: Function | None = None) -> list[dict]:
+    others = [f for f in pool if f is not needed and f is not exclude]
     chosen = rng.sample(others, rng.randint(1, 2) if needed is None else rng.randint(0, 2))
     chosen += [needed] if needed is not None else []
     rng.shuffle(chosen)
@@ -265,23 +265,25 @@ def call(name: str, arguments: dict, index: int) -> dict:
     return {"id": f"call_{index}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
 
 
-def generate(split: Split, n: int, seed: int = 0) -> list[Case]:
+def generate(split: Split, n: int, seed: int = 0, functions: list[str] | None = None) -> list[Case]:
+    """``functions`` narrows the schemas drawn from (all 16 by default)."""
     rng = rng_for(split, seed, "agent")
+    pool = [BY_NAME[name] for name in functions] if functions else FUNCTIONS
     cases = []
     for _ in range(n):
         shape = rng.choices([s for s, _ in SHAPES], [w for _, w in SHAPES])[0]
         if shape == "parallel":
-            function = BY_NAME[rng.choice(sorted(PARALLEL))]
+            function = BY_NAME[rng.choice(sorted(p for p in PARALLEL if p in {f.name for f in pool}) or sorted(PARALLEL))]
             train, heldout, param = PARALLEL[function.name]
             text = rng.choice(train if split == "train" else heldout)
             values = draw_values(rng, slots(text))
             names = slots(text)
             calls = [{"name": function.name, "arguments": {param: values[s]}} for s in names]
             answer = {"role": "assistant", "content": None, "tool_calls": [call(c["name"], c["arguments"], i) for i, c in enumerate(calls)]}
-            cases.append(Case("agent", [{"role": "user", "content": fill(text, values)}], answer, offered(rng, function), {"kind": "call", "calls": calls}))
+            cases.append(Case("agent", [{"role": "user", "content": fill(text, values)}], answer, offered(rng, pool, function), {"kind": "call", "calls": calls}))
             continue
-        pool = [f for f in FUNCTIONS if f.result] if shape == "result" else FUNCTIONS
-        function = rng.choice(pool)
+        with_results = [f for f in pool if f.result] or [f for f in FUNCTIONS if f.result]
+        function = rng.choice(with_results if shape == "result" else pool)
         text, arguments = rng.choice(function.train if split == "train" else function.heldout)
         result, final = function.result or ({}, "")
         values = draw_values(rng, needed_slots(text, arguments, result, final))
@@ -289,15 +291,15 @@ def generate(split: Split, n: int, seed: int = 0) -> list[Case]:
         arguments = bind(arguments, values)
         if shape == "no_call":
             answer = {"role": "assistant", "content": fill(NO_CALL[split], {"phrase": function.phrase})}
-            cases.append(Case("agent", [request], answer, offered(rng, None, exclude=function), {"kind": "no_call"}))
+            cases.append(Case("agent", [request], answer, offered(rng, pool, None, exclude=function), {"kind": "no_call"}))
         elif shape == "call":
             answer = {"role": "assistant", "content": None, "tool_calls": [call(function.name, arguments, 0)]}
-            cases.append(Case("agent", [request], answer, offered(rng, function), {"kind": "call", "calls": [{"name": function.name, "arguments": arguments}]}))
+            cases.append(Case("agent", [request], answer, offered(rng, pool, function), {"kind": "call", "calls": [{"name": function.name, "arguments": arguments}]}))
         else:
             made = {"role": "assistant", "content": None, "tool_calls": [call(function.name, arguments, 0)]}
             output = bind(result, values)
             reply = {"role": "tool", "tool_call_id": "call_0", "content": json.dumps(output)}
             answer = {"role": "assistant", "content": fill(final, values)}
             mention = [str(v) for v in output.values() if not isinstance(v, bool)]
-            cases.append(Case("agent", [request, made, reply], answer, offered(rng, function), {"kind": "result", "mention": mention}))
+            cases.append(Case("agent", [request, made, reply], answer, offered(rng, pool, function), {"kind": "result", "mention": mention}))
     return cases

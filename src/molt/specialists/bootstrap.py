@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from molt.datagen import FAMILIES
+from molt.datagen.common import Case
 from molt.hcp import HCP, to_toml
 from molt.home import molt_home
 from molt.mint import ServiceClient
@@ -44,12 +45,33 @@ def router_folder(hcp: HCP) -> str:
     return f"routers/{hcp.name}"
 
 
+def summary_of(case: Case) -> str:
+    """What the specialist did in a case, as the short summary the proxy asks for after a turn."""
+    answer, check = case.answer, case.check
+    if case.family == "coding":
+        return f"I wrote the Python function {check['function']} for the user."
+    if case.family == "genui":
+        shown = f" with {', '.join(check['shows'])}" if check["shows"] else ""
+        return f"I showed the user a UI surface{shown}."
+    return f"I told the user: {answer['content']}"
+
+
 def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
-    cases = FAMILIES[label]("train", recipe.examples, seed)
+    """The family's train split as chat JSONL. Every other finished turn (not one that waits on
+    tool results) goes on with the HCP's summary request and a short summary, so the adapter
+    also learns the proxy's summary hop: trained only on its own format, it would answer that
+    request with more of the format, slowly."""
+    cases = FAMILIES[label]("train", recipe.examples, seed, **recipe.options)
     path = molt_home() / "specialists" / "data" / f"{label}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     system = hcp.system_prompt(label)
-    path.write_text("".join(json.dumps(case.training_row(system), ensure_ascii=False) + "\n" for case in cases), encoding="utf-8")
+    rows = []
+    for i, case in enumerate(cases):
+        row = case.training_row(system)
+        if i % 2 == 0 and not case.answer.get("tool_calls"):
+            row["messages"] += [{"role": "user", "content": hcp.prompts.summary}, {"role": "assistant", "content": summary_of(case)}]
+        rows.append(json.dumps(row, ensure_ascii=False) + "\n")
+    path.write_text("".join(rows), encoding="utf-8")
     return path
 
 
@@ -70,14 +92,19 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
     )
 
 
-def bootstrap(hcp: HCP, labels: list[str] | None = None, service: ServiceClient | None = None, progress: Progress = Progress(), seed: int = 0) -> tuple[HCP, Path]:
-    """Train, then write and return the HCP that serves the trained specialists and router."""
+def bootstrap(
+    hcp: HCP, labels: list[str] | None = None, service: ServiceClient | None = None, progress: Progress = Progress(), seed: int = 0,
+    recipes: dict[str, Recipe] | None = None,
+) -> tuple[HCP, Path]:
+    """Train, then write and return the HCP that serves the trained specialists and router.
+    ``labels`` limits which specialists are trained; ``recipes`` overrides the default recipes."""
+    recipes = {**RECIPES, **(recipes or {})}
     service = service or ServiceClient(dtype="auto")
     chosen = [s.label for s in hcp.specialists if s.label in FAMILIES and (labels is None or s.label in labels)]
     specialists = []
     for specialist in hcp.specialists:
         if specialist.label in chosen:
-            result = train_specialist(hcp, specialist.label, RECIPES[specialist.label], service, progress, seed)
+            result = train_specialist(hcp, specialist.label, recipes[specialist.label], service, progress, seed)
             specialist = specialist.model_copy(update={"adapter": specialist.label, "revision": result.revision})
         specialists.append(specialist)
     router = train_default_router(hcp, seed)

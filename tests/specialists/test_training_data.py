@@ -1,0 +1,18 @@
+"""What the bootstrap trains each specialist on: the family's train split in chat JSONL that
+`molt train sft` reads, every other finished turn followed by the HCP's summary request."""
+
+from molt.hcp import load_hcp
+from molt.specialists.bootstrap import write_data
+from molt.specialists.recipes import RECIPES, Recipe
+from molt.train.data import read_chat_jsonl
+
+
+def test_each_family_writes_trainable_rows_with_summary_turns():
+    hcp = load_hcp()
+    for label in ("chat", "agent", "coding", "genui"):
+        rows = read_chat_jsonl(write_data(hcp, label, Recipe(examples=20, options=RECIPES[label].options), seed=0))
+        assert len(rows) == 20 and all(r.messages[0] == {"role": "system", "content": hcp.system_prompt(label)} for r in rows)
+        summarised = [r for r in rows if r.messages[-2:][0]["content"] == hcp.prompts.summary]
+        assert summarised and all(r.messages[-1]["content"].startswith("I ") and len(r.messages[-1]["content"]) < 400 for r in summarised)
+        assert not any(m.get("tool_calls") for r in summarised for m in r.messages[-3:-2])  # never after a call awaiting results
+    assert all(r.tools for r in read_chat_jsonl(write_data(hcp, "agent", Recipe(examples=10), seed=0)))
