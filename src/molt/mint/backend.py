@@ -15,6 +15,7 @@
 
 import contextlib
 import threading
+import warnings
 from dataclasses import dataclass, field
 
 import torch
@@ -26,6 +27,9 @@ from molt.mint.losses import check_inputs, resolve_loss
 from molt.mint import packed
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, TensorData
 from molt.models import LoadedModel, load_model
+
+# PEFT asks transformers 5 a question under its deprecated name; the answer is the same.
+warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
 
 ATTENTION, MLP = ["q_proj", "k_proj", "v_proj", "o_proj"], ["gate_proj", "up_proj", "down_proj"]
 
