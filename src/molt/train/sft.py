@@ -3,9 +3,9 @@
 Tinker-protocol backend.
 
 - Each conversation is rendered by the base's renderer; only assistant tokens carry weight.
-- Packing: each optimizer step takes whole examples up to ``batch_tokens`` tokens; the backend
-  runs them as one packed row (no padding). Weights are divided by the step's trained-token
-  count, so the loss is the mean NLL per assistant token.
+- Packing: each optimizer step takes whole examples up to ``batch_tokens`` tokens, of similar
+  length (bucketed); the backend runs them as one packed row. Weights are divided by the step's
+  trained-token count, so the loss is the mean NLL per assistant token.
 - A seeded held-out split gives the eval loss (before training, every ``eval_every`` steps, at
   the end). The data order is a pure function of the seed, so a run resumed from a checkpoint
   (weights and AdamW moments) continues exactly where it stopped.
@@ -149,13 +149,26 @@ def pack(examples: list[Example], batch_tokens: int) -> list[list[Example]]:
     return steps + [current] if current else steps
 
 
+BUCKET_STEPS = 16
+"""Steps' worth of examples sorted by length together, so each step's sequences are alike in
+length: the packed attention pads every sequence of a step to its longest (1.5x faster on
+mixed-length tool-use data)."""
+
+
 def schedule(examples: list[Example], config: SFTConfig) -> list[list[Example]]:
-    """The whole run's steps: each epoch shuffled by (seed, epoch), then packed."""
+    """The whole run's steps: each epoch shuffled by (seed, epoch), bucketed by length, packed,
+    and the steps shuffled again."""
+    mean_tokens = sum(e.tokens for e in examples) / len(examples)
+    window = max(1, round(BUCKET_STEPS * config.batch_tokens / mean_tokens))
     steps = []
     for epoch in range(config.epochs):
         order = list(examples)
         random.Random(f"{config.seed}:{epoch}").shuffle(order)
-        steps += pack(order, config.batch_tokens)
+        epoch_steps = []
+        for start in range(0, len(order), window):
+            epoch_steps += pack(sorted(order[start : start + window], key=lambda e: e.tokens), config.batch_tokens)
+        random.Random(f"{config.seed}:{epoch}:steps").shuffle(epoch_steps)
+        steps += epoch_steps
     return steps[: config.max_steps] if config.max_steps else steps
 
 
