@@ -365,7 +365,11 @@ def bench_route(
     from molt.bench.report import print_json
     from molt.bench.route import RouteBenchConfig, run
 
-    result = run(_trained_hcp(hcp), RouteBenchConfig(per_label, conversations, turns, think_seconds), err if json_output else console)
+    try:
+        result = run(_trained_hcp(hcp), RouteBenchConfig(per_label, conversations, turns, think_seconds), err if json_output else console)
+    except ValueError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
     if json_output:
         print_json(result)
 
@@ -530,8 +534,8 @@ def router_train(
     """Fit the classifier router on the data families' requests, the HCP's examples and traffic,
     and report its accuracy on held-out requests."""
     from molt.home import molt_home
-    from molt.router.training import read_traffic
-    from molt.specialists.bootstrap import router_folder, train_default_router
+    from molt.router.training import read_traffic, train_from_families
+    from molt.specialists.bootstrap import router_folder
 
     contract = _hcp(hcp)
     labels = [s.label for s in contract.specialists]
@@ -540,7 +544,7 @@ def router_train(
         for path in traffic or []:
             more = read_traffic(path, labels)
             texts, targets = texts + more[0], targets + more[1]
-        router = train_default_router(contract, layer=layer, traffic=(texts, targets))
+        router = train_from_families(contract, layer=layer, traffic=(texts, targets))
     except (OSError, ValueError) as e:
         err.print(f"[bold red]error:[/] {e}")
         raise typer.Exit(2) from None
@@ -563,7 +567,11 @@ def router_eval(
     from molt.bench.report import print_json
     from molt.bench.route import evaluate_router
 
-    report = evaluate_router(_trained_hcp(hcp), per_label, console=err if json_output else console)
+    try:
+        report = evaluate_router(_trained_hcp(hcp), per_label, console=err if json_output else console)
+    except ValueError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
     if json_output:
         print_json(report)
 

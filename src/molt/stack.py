@@ -9,9 +9,11 @@ piped on stdin (a pipe or a file), each is answered through the proxy and the st
 of input (scripts, CI).
 """
 
+import contextlib
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from importlib import resources
 
 import httpx
@@ -22,7 +24,7 @@ from molt.engine.config import EngineConfig
 from molt.engine.server import create_app as create_engine_app
 from molt.hcp import HCP
 from molt.http_server import ServerThread, serve
-from molt.models import LoadedModel
+from molt.models import LoadedModel, load_model
 from molt.proxy.server import create_app as create_proxy_app
 
 
@@ -34,6 +36,15 @@ def stack_hcp(hcp: HCP, engine_port: int) -> HCP:
 def engine_config(hcp: HCP) -> EngineConfig:
     adapters = {s.adapter: s.revision for s in hcp.specialists if s.adapter and s.revision}
     return EngineConfig(model=hcp.model.base, lora_modules=adapters)
+
+
+@contextlib.contextmanager
+def engine_thread(hcp: HCP, loaded: LoadedModel | None = None) -> Iterator[HCP]:
+    """The HCP's engine (base and specialist adapters) on a background thread at a free port;
+    yields the HCP pointed at it (benchmarks, tests)."""
+    server = ServerThread(create_engine_app(engine_config(hcp), loaded or load_model(hcp.model.base)))
+    with server:
+        yield stack_hcp(hcp, server.port)
 
 
 def proxy_with_page(hcp: HCP):

@@ -16,12 +16,10 @@ import httpx
 from rich.console import Console
 
 from molt.bench.report import print_rows
-from molt.engine.server import create_app as create_engine_app
 from molt.hcp import HCP
 from molt.http_server import ServerThread
-from molt.models import load_model
 from molt.proxy.server import create_app as create_proxy_app
-from molt.stack import engine_config, stack_hcp
+from molt.stack import engine_thread
 
 CONVERSATION = [
     "Hi! What can you help me with today?",
@@ -69,10 +67,7 @@ def hop_seconds(url: str) -> dict[str, float]:
 
 
 def run(hcp: HCP, config: ProxyBenchConfig, console: Console) -> dict:
-    loaded = load_model(hcp.model.base)
-    with ServerThread(create_engine_app(engine_config(hcp), loaded)) as engine_url:
-        port = int(engine_url.rsplit(":", 1)[1])
-        contract = stack_hcp(hcp, port)
+    with engine_thread(hcp) as contract:
         contract = contract.model_copy(update={"generation": contract.generation.model_copy(update={"max_tokens": config.max_tokens})})
         results = {}
         for summaries in (True, False):

@@ -19,15 +19,14 @@ from rich.console import Console
 
 from molt.bench.proxy import hop_seconds, run_conversation
 from molt.bench.report import print_rows
-from molt.engine.server import create_app as create_engine_app
 from molt.hcp import HCP
 from molt.http_server import ServerThread
-from molt.models import load_model, load_tokenizer
+from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
 from molt.proxy.server import create_app as create_proxy_app
 from molt.router import make_router
 from molt.router.training import accuracy_report, routing_set
-from molt.stack import engine_config, stack_hcp
+from molt.stack import engine_thread
 
 
 @dataclass(frozen=True)
@@ -46,15 +45,20 @@ async def labelled(hcp: HCP, texts: list[str]) -> list[str]:
         return [(await router.route(text)).label for text in texts]
 
 
-def evaluate_router(hcp: HCP, per_label: int, seed: int = 0, console: Console | None = None) -> dict:
-    """Accuracy of the HCP's router on the held-out requests (an engine is started only for
-    label scoring, which needs one); prints the confusion matrix when given a console."""
+def heldout_requests(hcp: HCP, per_label: int, seed: int) -> tuple[list[str], list[str]]:
     texts, truth = routing_set(hcp, "heldout", per_label, seed)
     if not texts:
         raise ValueError("no held-out requests: none of this HCP's labels has a data family")
+    return texts, truth
+
+
+def evaluate_router(hcp: HCP, per_label: int, seed: int = 0, console: Console | None = None) -> dict:
+    """Accuracy of the HCP's router on the held-out requests (an engine is started only for
+    label scoring, which needs one); prints the confusion matrix when given a console."""
+    texts, truth = heldout_requests(hcp, per_label, seed)
     if hcp.router.kind == "label_scoring":
-        with ServerThread(create_engine_app(engine_config(hcp), load_model(hcp.model.base))) as engine_url:
-            return _evaluate(stack_hcp(hcp, int(engine_url.rsplit(":", 1)[1])), texts, truth, console)
+        with engine_thread(hcp) as served:
+            return _evaluate(served, texts, truth, console)
     return _evaluate(hcp, texts, truth, console)
 
 
@@ -74,16 +78,16 @@ def conversation_turns(texts: list[str], labels: list[str], config: RouteBenchCo
     """Turns that change label every time: one request per label in turn, starting at ``index``."""
     by_label = {label: [t for t, l in zip(texts, labels) if l == label] for label in dict.fromkeys(labels)}
     order = list(by_label)
-    return [by_label[order[(index + turn) % len(order)]][(index * config.turns + turn) % len(by_label[order[0]])] for turn in range(config.turns)]
+    turns = []
+    for turn in range(config.turns):
+        requests = by_label[order[(index + turn) % len(order)]]
+        turns.append(requests[(index * config.turns + turn) % len(requests)])
+    return turns
 
 
 def run(hcp: HCP, config: RouteBenchConfig, console: Console) -> dict:
-    texts, truth = routing_set(hcp, "heldout", config.per_label, config.seed)
-    if not texts:
-        raise ValueError("no held-out requests: none of this HCP's labels has a data family")
-    loaded = load_model(hcp.model.base)
-    with ServerThread(create_engine_app(engine_config(hcp), loaded)) as engine_url:
-        served = stack_hcp(hcp, int(engine_url.rsplit(":", 1)[1]))
+    texts, truth = heldout_requests(hcp, config.per_label, config.seed)
+    with engine_thread(hcp) as served:
         console.print(f"[dim]routing {len(texts)} held-out requests with the {hcp.router.kind} router ...[/]")
         report = _evaluate(served, texts, truth, console)
         latencies = []

@@ -15,14 +15,12 @@ from rich.console import Console
 
 from molt.bench.report import print_rows
 from molt.datagen import FAMILIES
-from molt.engine.server import create_app as create_engine_app
 from molt.evaluate.runner import answers
 from molt.evaluate.scoring import score, summarise
 from molt.hcp import HCP
 from molt.http_server import ServerThread
-from molt.models import load_model
 from molt.proxy.server import create_app as create_proxy_app
-from molt.stack import engine_config, stack_hcp
+from molt.stack import engine_thread
 
 
 @dataclass(frozen=True)
@@ -40,12 +38,12 @@ def run(hcp: HCP, config: SpecialistsBenchConfig, console: Console) -> dict:
     trained = [s for s in hcp.specialists if s.adapter and s.label in FAMILIES]
     if not trained:
         raise ValueError("this HCP has no trained specialist with a data family; run `molt specialists bootstrap` first")
-    loaded = load_model(hcp.model.base)
     results = {}
-    with ServerThread(create_engine_app(engine_config(hcp), loaded)) as engine_url:
-        served = stack_hcp(hcp, int(engine_url.rsplit(":", 1)[1]))
+    with engine_thread(hcp) as served:
+        engine_url = served.model.engine_url
         # single-turn cases: no later turn reads a summary, so the proxy skips writing them
-        with ServerThread(create_proxy_app(served, summaries=False)) as proxy_url:
+        with ServerThread(create_proxy_app(served, summaries=False)) as proxy:
+            proxy_url = f"{proxy}/v1"
             for specialist in trained:
                 cases = FAMILIES[specialist.label]("heldout", config.per_family, config.seed)
                 system = hcp.system_prompt(specialist.label)

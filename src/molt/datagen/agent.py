@@ -45,7 +45,7 @@ VOCAB: dict[str, list] = {
     "airline": ["Nordwind", "SkyLark", "Atlas Air", "BlueJet"],
 }
 NUMBERS = {"price": (20, 990), "n": (2, 9), "m": (1, 3), "amount": (5, 900), "temp": (16, 26), "minutes": (3, 45), "q": (1, 4)}
-TWINS = {"city2": "city", "person2": "person", "currency2": "currency"}  # a second, different value
+TWINS = {"city2": "city", "person2": "person", "currency2": "currency", "symbol2": "symbol"}  # a second, different value
 
 
 def string(description: str) -> dict:
@@ -204,11 +204,7 @@ PARALLEL = {
     "get_weather": (["What's the weather in {city} and in {city2}?"], ["Compare the weather in {city} with {city2}."], "city"),
     "get_stock_price": (["What are {symbol} and {symbol2} trading at?", "Quotes for {symbol} and {symbol2}, please."], ["Share prices of {symbol} and {symbol2}, please."], "symbol"),
 }
-TWINS["symbol2"] = "symbol"
-NO_CALL = {
-    "train": "Sorry, I can't {phrase} with the tools I have here.",
-    "heldout": "Sorry, I can't {phrase} with the tools I have here.",
-}
+NO_CALL = "Sorry, I can't {phrase} with the tools I have here."
 SHAPES = (("call", 0.6), ("parallel", 0.1), ("no_call", 0.15), ("result", 0.15))
 
 
@@ -276,8 +272,8 @@ def generate(split: Split, n: int, seed: int = 0, functions: list[str] | None = 
             function = BY_NAME[rng.choice(sorted(p for p in PARALLEL if p in {f.name for f in pool}) or sorted(PARALLEL))]
             train, heldout, param = PARALLEL[function.name]
             text = rng.choice(train if split == "train" else heldout)
-            values = draw_values(rng, slots(text))
             names = slots(text)
+            values = draw_values(rng, names)
             calls = [{"name": function.name, "arguments": {param: values[s]}} for s in names]
             answer = {"role": "assistant", "content": None, "tool_calls": [call(c["name"], c["arguments"], i) for i, c in enumerate(calls)]}
             cases.append(Case("agent", [{"role": "user", "content": fill(text, values)}], answer, offered(rng, pool, function), {"kind": "call", "calls": calls}))
@@ -290,7 +286,7 @@ def generate(split: Split, n: int, seed: int = 0, functions: list[str] | None = 
         request = {"role": "user", "content": fill(text, values)}
         arguments = bind(arguments, values)
         if shape == "no_call":
-            answer = {"role": "assistant", "content": fill(NO_CALL[split], {"phrase": function.phrase})}
+            answer = {"role": "assistant", "content": fill(NO_CALL, {"phrase": function.phrase})}
             cases.append(Case("agent", [request], answer, offered(rng, pool, None, exclude=function), {"kind": "no_call"}))
         elif shape == "call":
             answer = {"role": "assistant", "content": None, "tool_calls": [call(function.name, arguments, 0)]}

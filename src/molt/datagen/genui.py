@@ -74,8 +74,8 @@ def surface(surface_id: str, components: list[dict], data: dict) -> str:
     return json.dumps({"version": VERSION, "createSurface": body}, ensure_ascii=False)
 
 
-def build(kind: str, what: str, items: list[str], title: str) -> tuple[str, list[str]]:
-    """The surface's JSON and the texts it must show."""
+def build(kind: str, what: str, items: list[str], title: str) -> str:
+    """The surface's JSON; it shows every one of ``items``."""
     if kind == "form":
         fields = [{"id": key(f), "component": "DateTimeInput" if "date" in f.lower() else "TextField", "label": f, "value": {"path": f"/{key(f)}"}} for f in items]
         parts = [{"id": "heading", "component": "Text", "text": title, "variant": "h1"}, *fields, {"id": "submit", "component": "Button", "label": "Submit", "action": {"name": "submit"}}]
@@ -105,7 +105,7 @@ def build(kind: str, what: str, items: list[str], title: str) -> tuple[str, list
         data = {}
         sid = f"confirm_{key(what)}"
     root = {"id": "root", "component": "Column", "children": [p["id"] for p in parts if not any(p["id"] in q.get("children", []) for q in parts)]}
-    return surface(sid, [root, *parts], data), items
+    return surface(sid, [root, *parts], data)
 
 
 def generate(split: Split, n: int, seed: int = 0) -> list[Case]:
@@ -124,6 +124,6 @@ def generate(split: Split, n: int, seed: int = 0) -> list[Case]:
         if kind in ("picker", "checklist") and len(items) > 3 and rng.random() < 0.5:
             items = items[:3]
         request = fill(rng.choice(REQUESTS[split][kind]), {"what": what, "items": listed(items) if items else ""})
-        text, shown = build(kind, what, items, title)
-        cases.append(Case("genui", [{"role": "user", "content": request}], {"role": "assistant", "content": text}, check={"shows": shown}))
+        answer = {"role": "assistant", "content": build(kind, what, items, title)}
+        cases.append(Case("genui", [{"role": "user", "content": request}], answer, check={"shows": items}))
     return cases

@@ -19,14 +19,15 @@ async def _answers(url: str, model: str, cases: list[Case], system: str | None, 
         if case.tools:
             body["tools"] = case.tools
         async with gate:
-            response = await client.post("/v1/chat/completions", json=body)
+            response = await client.post("/chat/completions", json=body)
         response.raise_for_status()
         return response.json()["choices"][0]["message"]
 
-    async with httpx.AsyncClient(base_url=url, timeout=900) as client:
+    async with httpx.AsyncClient(base_url=url.rstrip("/"), timeout=900) as client:
         return await asyncio.gather(*(one(client, case) for case in cases))
 
 
 def answers(url: str, model: str, cases: list[Case], system: str | None = None, concurrency: int = 16) -> list[dict]:
-    """The assistant message for each case; ``system`` is sent first (omit it for the proxy, which adds its own)."""
+    """The assistant message for each case from the OpenAI API at ``url`` (``http://host:port/v1``);
+    ``system`` is sent first (omit it for the proxy, which adds its own)."""
     return asyncio.run(_answers(url, model, cases, system, concurrency))

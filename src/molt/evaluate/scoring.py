@@ -46,10 +46,12 @@ def score(case: Case, message: Message) -> dict[str, float]:
         if "<tool_" in text:  # a malformed call (or an echoed result) is not a plain answer
             made = made or [{"name": None, "arguments": None}]
         if check["kind"] == "call":
-            return {"score": float(canonical(made) == canonical(check["calls"])), "called": float(bool(made)), "expected_call": 1.0}
-        if check["kind"] == "no_call":
-            return {"score": float(not made), "called": float(bool(made)), "expected_call": 0.0}
-        return {"score": float(not made and all(v in text for v in check["mention"])), "called": float(bool(made)), "expected_call": 0.0}
+            right = canonical(made) == canonical(check["calls"])
+        elif check["kind"] == "no_call":
+            right = not made
+        else:  # a tool result came back: answer in words that use it
+            right = not made and all(v in text for v in check["mention"])
+        return {"score": float(right), "called": float(bool(made)), "expected_call": float(check["kind"] == "call")}
     if case.family == "coding":
         block = CODE_BLOCK.search(text)
         return {"score": float(block is not None and passes(block.group(1), check["tests"]))}

@@ -21,6 +21,12 @@ class Router(Protocol):
     async def route(self, user_text: str) -> RouteDecision: ...
 
 
+def guardrail_decision(guardrails: list[Guardrail], user_text: str) -> RouteDecision | None:
+    """The decision a guardrail forces, if any: every router checks these before its own scoring."""
+    forced = guardrail_label(guardrails, user_text)
+    return RouteDecision(forced[0], f"guardrail: {forced[1]!r}", "guardrail") if forced else None
+
+
 def guardrail_label(guardrails: list[Guardrail], user_text: str) -> tuple[str, str] | None:
     """(label, keyword) of the first guardrail whose keyword appears as whole words, any case."""
     for guardrail in guardrails:

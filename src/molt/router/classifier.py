@@ -18,7 +18,7 @@ from safetensors.torch import load_file, save_file
 
 from molt.hcp import HCP
 from molt.home import molt_home
-from molt.router.base import RouteDecision, guardrail_label
+from molt.router.base import RouteDecision, guardrail_decision
 from molt.router.features import HiddenStateFeatures
 
 DEFAULT_LAYER = 16
@@ -122,7 +122,7 @@ class ClassifierRouter:
         return RouteDecision(best, f"classified: {best} p={scores[best]:.2f}", "scored", scores)
 
     async def route(self, user_text: str) -> RouteDecision:
-        forced = guardrail_label(self.hcp.router.guardrails, user_text)
+        forced = guardrail_decision(self.hcp.router.guardrails, user_text)
         if forced is not None:
-            return RouteDecision(forced[0], f"guardrail: {forced[1]!r}", "guardrail")
+            return forced
         return self.decide(user_text, await asyncio.to_thread(self.scores, user_text))

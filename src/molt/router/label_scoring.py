@@ -11,7 +11,7 @@ import httpx
 
 from molt.hcp import HCP
 from molt.models.renderer import Renderer
-from molt.router.base import RouteDecision, guardrail_label
+from molt.router.base import RouteDecision, guardrail_decision
 
 QUOTE_MARKERS = {"<<<": "< < <", ">>>": "> > >"}
 
@@ -58,9 +58,9 @@ class LabelScoringRouter:
         return scores
 
     async def route(self, user_text: str) -> RouteDecision:
-        forced = guardrail_label(self.hcp.router.guardrails, user_text)
+        forced = guardrail_decision(self.hcp.router.guardrails, user_text)
         if forced is not None:
-            return RouteDecision(forced[0], f"guardrail: {forced[1]!r}", "guardrail")
+            return forced
         if len(self.labels) == 1:
             return RouteDecision(self.labels[0], "the only specialist", "only")
         scores = await self.scores(user_text)

@@ -1,4 +1,5 @@
-"""Routing data: labelled requests from the data families, the HCP's examples and logged traffic.
+"""Routing data (labelled requests from the data families, the HCP's examples and logged
+traffic) and fitting the classifier router on it.
 
 The train set takes the families' ``train`` split, the HCP's ``examples`` and any traffic files
 (JSONL lines ``{"text": ..., "label": ...}``, e.g. turns a client named a specialist for); the
@@ -7,11 +8,17 @@ training. A label with no family of the same name is learnt from examples and tr
 """
 
 import json
+import time
 from pathlib import Path
 
 from molt.datagen import FAMILIES
 from molt.datagen.common import Split
 from molt.hcp import HCP
+from molt.router.classifier import DEFAULT_LAYER, RouterModel, train_router
+from molt.router.features import HiddenStateFeatures
+
+REQUESTS_PER_LABEL = 300
+"""Requests per label from the families' train split (half as many held out for the score)."""
 
 
 def routing_set(hcp: HCP, split: Split, per_label: int, seed: int = 0) -> tuple[list[str], list[str]]:
@@ -51,3 +58,19 @@ def accuracy_report(truth: list[str], predicted: list[str], labels: list[str]) -
     per_class = {t: confusion[t][t] / max(1, sum(confusion[t].values())) for t in labels}
     accuracy = sum(t == p for t, p in zip(truth, predicted)) / max(1, len(truth))
     return {"accuracy": accuracy, "per_class": per_class, "confusion": confusion, "n": len(truth)}
+
+
+def train_from_families(hcp: HCP, seed: int = 0, layer: int = DEFAULT_LAYER, traffic: tuple[list[str], list[str]] = ([], [])) -> RouterModel:
+    """The router on the families' train requests, the HCP's examples and traffic; scored on held-out requests."""
+    start = time.perf_counter()
+    features = HiddenStateFeatures(hcp.model.base, layer)
+    texts, labels = routing_set(hcp, "train", REQUESTS_PER_LABEL, seed)
+    texts, labels = texts + traffic[0], labels + traffic[1]
+    label_set = [s.label for s in hcp.specialists]
+    router = train_router(texts, labels, label_set, features, {"train_requests": len(texts), "seed": seed})
+    held_texts, held_labels = routing_set(hcp, "heldout", REQUESTS_PER_LABEL // 2, seed)
+    if held_texts:
+        predicted = [label_set[i] for i in router.probabilities(features(held_texts)).argmax(-1).tolist()]
+        router.info["heldout"] = accuracy_report(held_labels, predicted, label_set)
+    router.info["seconds"] = round(time.perf_counter() - start, 1)
+    return router

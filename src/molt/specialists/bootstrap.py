@@ -20,11 +20,9 @@ from molt.datagen.common import Case
 from molt.hcp import HCP, to_toml
 from molt.home import molt_home
 from molt.mint import ServiceClient
-from molt.router.classifier import DEFAULT_LAYER, train_router
-from molt.router.features import HiddenStateFeatures
-from molt.router.training import accuracy_report, routing_set
-from molt.specialists.recipes import RECIPES, ROUTER_EXAMPLES, Recipe
-from molt.train.sft import SFTConfig, SFTResult, read_manifest, run_sft
+from molt.router.training import train_from_families
+from molt.specialists.recipes import RECIPES, Recipe
+from molt.train.sft import SFTConfig, SFTResult, read_manifest, run_dir, run_sft
 
 
 @dataclass(frozen=True)
@@ -84,7 +82,7 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
     manifest = read_manifest(label)
     resume = manifest is not None and manifest.get("revision") is None and manifest.get("state") is not None
     if manifest is not None and manifest.get("revision") is None and not resume:
-        (molt_home() / "train" / label / "manifest.json").unlink()  # stopped before its first checkpoint: start over
+        (run_dir(label) / "manifest.json").unlink()  # stopped before its first checkpoint: start over
     return run_sft(
         config, service, resume=resume,
         on_start=lambda total, first, n_train, n_eval: progress.on_specialist(label, total),
@@ -107,7 +105,7 @@ def bootstrap(
             result = train_specialist(hcp, specialist.label, recipes[specialist.label], service, progress, seed)
             specialist = specialist.model_copy(update={"adapter": specialist.label, "revision": result.revision})
         specialists.append(specialist)
-    router = train_default_router(hcp, seed)
+    router = train_from_families(hcp, seed)
     progress.on_router(router.info)
     folder = router_folder(hcp)
     router.save(molt_home() / folder)
@@ -117,19 +115,3 @@ def bootstrap(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(to_toml(trained), encoding="utf-8")
     return trained, path
-
-
-def train_default_router(hcp: HCP, seed: int = 0, layer: int = DEFAULT_LAYER, traffic: tuple[list[str], list[str]] = ([], [])):
-    """The router on the families' train requests, the HCP's examples and traffic; scored on held-out requests."""
-    start = time.perf_counter()
-    features = HiddenStateFeatures(hcp.model.base, layer)
-    texts, labels = routing_set(hcp, "train", ROUTER_EXAMPLES, seed)
-    texts, labels = texts + traffic[0], labels + traffic[1]
-    label_set = [s.label for s in hcp.specialists]
-    router = train_router(texts, labels, label_set, features, {"train_requests": len(texts), "seed": seed})
-    held_texts, held_labels = routing_set(hcp, "heldout", ROUTER_EXAMPLES // 2, seed)
-    if held_texts:
-        predicted = [label_set[i] for i in router.probabilities(features(held_texts)).argmax(-1).tolist()]
-        router.info["heldout"] = accuracy_report(held_labels, predicted, label_set)
-    router.info["seconds"] = round(time.perf_counter() - start, 1)
-    return router

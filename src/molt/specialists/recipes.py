@@ -25,5 +25,3 @@ RECIPES = {
     "coding": Recipe(examples=160, epochs=2),
     "genui": Recipe(examples=120, epochs=2, learning_rate=3e-3),
 }
-ROUTER_EXAMPLES = 300
-"""Requests per label from the families' train split for the router."""
