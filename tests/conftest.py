@@ -48,12 +48,12 @@ def renderer(tiny):
 def bootstrapped(molt_home):
     """What ``molt up`` does on first start, once per session on the embedded model, sized for
     CI: the router as shipped; chat, and an agent trained on five of the sixteen function schemas
-    (the plain-conversation and tool-calling paths the end-to-end tests drive); coding and genui
+    (the plain-conversation and tool-calling paths the end-to-end tests drive, on the wording split's functions); coding and genui
     answer with the base. ``molt bench specialists`` measures the full recipes.
     Returns (trained HCP, path of its file)."""
     from molt.hcp import load_hcp
     from molt.specialists.bootstrap import bootstrap
-    from molt.specialists.recipes import Recipe
+    from molt.families import Recipe
 
     functions = ["get_weather", "set_timer", "add_todo", "call_contact", "get_stock_price"]
     recipes = {"chat": Recipe(examples=80, epochs=2, batch_tokens=1024), "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions})}

@@ -87,10 +87,13 @@ def test_bench_route_and_specialists_at_toy_size(embedded, bootstrapped):
     assert figures["n"] == 20 and 0 <= figures["accuracy"] <= 1 and set(figures["per_class"]) == {"chat", "agent", "coding", "genui"}
     assert 0 < figures["route_share"] < 1 and 0 <= figures["summary_share"] < 1 and figures["median_turn_s"] > 0
     result = molt("bench", "specialists", "--per-family", "1", "--json")
-    families = json.loads(result.stdout)["families"]
-    assert set(families) == {"chat", "agent"}  # the trained ones
-    assert all(set(systems) == {"base", "specialist", "routed"} and systems["base"]["n"] == 1 for systems in families.values())
-    assert "exact_match" in families["agent"]["specialist"] and "no_call_precision" in families["agent"]["routed"]
+    splits = json.loads(result.stdout)["splits"]
+    assert set(splits) == {"heldout", "wording"}
+    for families in splits.values():
+        assert set(families) == {"chat", "agent"}  # the trained ones
+        assert all(set(systems) == {"base", "specialist", "routed"} and systems["base"]["n"] == 1 for systems in families.values())
+        assert "exact_match" in families["agent"]["specialist"] and "no_call_recall" in families["agent"]["routed"]
+    assert molt("bench", "specialists", "--split", "nope").returncode == 2
 
 
 def test_router_train_learns_from_traffic_and_names_bad_lines(tmp_path):
@@ -129,7 +132,7 @@ def test_bench_serve_at_toy_size():
     figures = json.loads(result.stdout)
     for key in ("mixed_vs_raw", "mixed_vs_hf_generate", "mixed_vs_peft", "prefix_hit_ttft_vs_cold", "roofline_fraction"):
         assert figures[key] > 0
-    assert figures["mixed_b2_tok_s"] > 0 and figures["dtype"] in ("bfloat16", "float32")
+    assert figures["mixed_b2_tok_s"] > 0 and figures["dtype"] in ("bfloat16", "float32") and figures["like_for_like"]
 
 
 def free_port() -> int:
@@ -199,7 +202,7 @@ def test_bench_train_at_toy_size():
     figures = json.loads(result.stdout)
     for key in ("molt_tokens_per_s", "trl_tokens_per_s", "speedup", "molt_peak_mb", "trl_peak_mb"):
         assert figures[key] > 0
-    assert figures["molt_steps"] >= 2 and figures["trl_steps"] == 2
+    assert figures["molt_steps"] == figures["trl_steps"] == 2 and figures["like_for_like"]
 
 
 def test_engine_serve_refuses_a_bad_lora_option(tmp_path):

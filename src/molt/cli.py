@@ -319,15 +319,17 @@ def bench_serve(
     conversation_tokens: Annotated[int, typer.Option(min=16, help="Length of the conversation for time to first token.")] = 1000,
     dtype: Annotated[str, typer.Option(help="Serving dtype for every configuration: auto, float32 or bfloat16.")] = "auto",
     repeats: Annotated[int, typer.Option(min=1, help="Timed runs per configuration (the median is reported).")] = 3,
+    engine_float32_kv: Annotated[bool, typer.Option("--engine-float32-kv", help="Also run the engine with its default float32 KV cache (reported apart; ratios use the KV dtype of the baselines).")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
 ) -> None:
     """Decode throughput of the engine (base and 4 mixed adapters) against the raw forward loop,
-    transformers generate and PEFT mixed-adapter generate; prefix-cache time to first token."""
+    transformers generate and PEFT mixed-adapter generate, all with the same model and KV-cache
+    dtype; prefix-cache time to first token."""
     from molt.bench.report import print_json
     from molt.bench.serve import ServeBenchConfig, run
 
     sizes = tuple(int(b) for b in batch_sizes.split(","))
-    config = ServeBenchConfig(model, sizes, prompt_tokens, new_tokens, rank, conversation_tokens, dtype, repeats)
+    config = ServeBenchConfig(model, sizes, prompt_tokens, new_tokens, rank, conversation_tokens, dtype, repeats, engine_float32_kv)
     result = run(config, err if json_output else console)
     if json_output:
         print_json(result)
@@ -354,14 +356,15 @@ def bench_proxy(
 @bench_app.command("route")
 def bench_route(
     hcp: TrainedHcp = None,
-    per_label: Annotated[int, typer.Option(min=1, help="Held-out requests per label for accuracy.")] = 150,
+    per_label: Annotated[int, typer.Option(min=1, help="Held-out turns per label for accuracy, in each held-out set.")] = 150,
     conversations: Annotated[int, typer.Option(min=1, help="Conversations for the latency part.")] = 3,
     turns: Annotated[int, typer.Option(min=2, help="Turns per conversation; each changes specialist.")] = 8,
     think_seconds: Annotated[float, typer.Option(min=0, help="Seconds a simulated user reads before the next turn.")] = 2.0,
-    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object (accuracy, per_class, route_share, summary_share, ...).")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object (accuracy, per_class, outside, route_share, summary_share, ...).")] = False,
 ) -> None:
-    """Held-out routing accuracy (overall, per class, confusion) and the route and summary hops'
-    share of the median user-visible turn latency."""
+    """Held-out routing accuracy (overall, per class, confusion) on the families' held-out turns
+    and on the outside-style domain/style-held-out turns, and the route and summary hops' share
+    of the median user-visible turn latency."""
     from molt.bench.report import print_json
     from molt.bench.route import RouteBenchConfig, run
 
@@ -377,15 +380,22 @@ def bench_route(
 @bench_app.command("specialists")
 def bench_specialists(
     hcp: TrainedHcp = None,
-    per_family: Annotated[int, typer.Option(min=1, help="Held-out cases per family.")] = 30,
+    per_family: Annotated[int, typer.Option(min=1, help="Cases per family and split.")] = 30,
+    split: Annotated[Optional[list[str]], typer.Option(help="heldout (things never trained on) and/or wording (trained things, new wording); default both.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
 ) -> None:
-    """Base vs each specialist vs the routed system (model=molt) on each family's held-out split."""
+    """Base vs each specialist vs the routed system (model=molt) on each family's held-out splits."""
     from molt.bench.report import print_json
     from molt.bench.specialists import SpecialistsBenchConfig, run
+    from molt.families import SPLITS
 
+    unknown = sorted(set(split or []) - set(SPLITS[1:]))
+    if unknown:
+        err.print(f"[bold red]error:[/] unknown split {', '.join(unknown)}; choose from {', '.join(SPLITS[1:])}")
+        raise typer.Exit(2)
     try:
-        result = run(_trained_hcp(hcp), SpecialistsBenchConfig(per_family), err if json_output else console)
+        config = SpecialistsBenchConfig(per_family, splits=tuple(split or SPLITS[1:]))
+        result = run(_trained_hcp(hcp), config, err if json_output else console)
     except ValueError as e:
         err.print(f"[bold red]error:[/] {e}")
         raise typer.Exit(2) from None
@@ -410,7 +420,11 @@ def bench_train(
     from molt.bench.train import TrainBenchConfig, run
 
     config = TrainBenchConfig(model, examples, rank, batch_size, max_length, dtype, trl_packing)
-    result = run(config, err if json_output else console)
+    try:
+        result = run(config, err if json_output else console)
+    except ValueError as e:
+        err.print(f"[bold red]error:[/] {e}")
+        raise typer.Exit(2) from None
     if json_output:
         print_json(result)
 
@@ -527,43 +541,45 @@ def specialists_bootstrap(
 @router_app.command("train")
 def router_train(
     hcp: Annotated[Optional[Path], typer.Option(help="The HCP whose labels the router learns; default: the one molt ships.")] = None,
-    traffic: Annotated[Optional[list[Path]], typer.Option(help='Logged traffic to learn from too: JSONL of {"text", "label"}; repeatable.')] = None,
+    traffic: Annotated[Optional[list[Path]], typer.Option(help='Logged traffic to learn from too: JSONL of {"text", "label"} (optionally "tools", "messages"); repeatable.')] = None,
     layer: Annotated[int, typer.Option(min=1, help="Base layer whose pooled hidden state are the features.")] = 16,
     out: Annotated[Optional[Path], typer.Option(help="Folder to write; default: $MOLT_HOME/routers/<hcp name>.")] = None,
 ) -> None:
-    """Fit the classifier router on the data families' requests, the HCP's examples and traffic,
-    and report its accuracy on held-out requests."""
+    """Fit the classifier router on the data families' turns, the outside-style corpus, the HCP's
+    examples and traffic, and report its accuracy on both held-out sets (the families', and the
+    corpus's domain/style-held-out split)."""
     from molt.home import molt_home
-    from molt.router.training import read_traffic, train_from_families
+    from molt.router.training import RoutingSet, read_traffic, train_from_families
     from molt.specialists.bootstrap import router_folder
 
     contract = _hcp(hcp)
     labels = [s.label for s in contract.specialists]
-    texts, targets = [], []
+    logged = RoutingSet()
     try:
         for path in traffic or []:
-            more = read_traffic(path, labels)
-            texts, targets = texts + more[0], targets + more[1]
-        router = train_from_families(contract, layer=layer, traffic=(texts, targets))
+            logged = logged + read_traffic(path, labels)
+        router = train_from_families(contract, layer=layer, traffic=logged)
     except (OSError, ValueError) as e:
         err.print(f"[bold red]error:[/] {e}")
         raise typer.Exit(2) from None
     folder = router.save(out or molt_home() / router_folder(contract))
-    heldout = router.info.get("heldout")
-    if heldout:
-        per_class = ", ".join(f"{k} {v:.1%}" for k, v in heldout["per_class"].items())
-        console.print(f"held-out accuracy {heldout['accuracy']:.1%} over {heldout['n']} requests ({per_class})")
+    for name, title in (("heldout", "held-out accuracy"), ("outside", "outside-style held-out accuracy")):
+        report = router.info.get(name)
+        if report:
+            per_class = ", ".join(f"{k} {v:.1%}" for k, v in report["per_class"].items())
+            console.print(f"{title} {report['accuracy']:.1%} over {report['n']} turns ({per_class})")
     console.print(f"router written to {folder}; select it in an HCP with [router] kind = \"classifier\", classifier = \"{folder}\"", soft_wrap=True)
 
 
 @router_app.command("eval")
 def router_eval(
     hcp: TrainedHcp = None,
-    per_label: Annotated[int, typer.Option(min=1, help="Held-out requests per label.")] = 150,
-    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    per_label: Annotated[int, typer.Option(min=1, help="Held-out turns per label, in each held-out set.")] = 150,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object (the families' figures; the outside-style set's under \"outside\").")] = False,
 ) -> None:
-    """Route the data families' held-out requests with the HCP's router (guardrails included):
-    accuracy, per-class accuracy and the confusion matrix."""
+    """Route the data families' held-out turns and the outside-style corpus's domain/style-held-out
+    turns with the HCP's router (guardrails included): accuracy, per-class accuracy and the
+    confusion matrix of each."""
     from molt.bench.report import print_json
     from molt.bench.route import evaluate_router
 

@@ -12,7 +12,7 @@ from scripted_stack import CODE_A, CODE_Q, WEATHER, WEATHER_Q, hcp
 from molt.models import load_model
 from molt.models.renderer import get_renderer
 from molt.proxy.loop import Conversation, EngineError, TurnLoop
-from molt.router import LabelScoringRouter
+from molt.router import LabelScoringRouter, RouteDecision
 
 def run(engine_url: str, steps):
     """Run ``steps(loop)`` with a loop on the engine at ``engine_url``."""
@@ -61,6 +61,35 @@ def test_tool_results_stick_to_the_calling_adapter(engine_url):
     assert [m["role"] for m in turn.replies] == ["assistant", "tool", "assistant"] and result.conversation.pending is None
 
 
+class RecordingRouter:
+    """Routes every turn to coding and keeps what it was asked."""
+
+    def __init__(self):
+        self.requests = []
+
+    async def route(self, request):
+        self.requests.append(request)
+        return RouteDecision("coding", "recorded")
+
+
+def test_the_router_sees_the_turns_tools_and_the_whole_conversation(engine_url):
+    """The route call passes the request's tools and every earlier turn in full (the specialist's
+    own reply, not a summary): a router reading only the text could not see either."""
+    router = RecordingRouter()
+
+    async def main():
+        async with httpx.AsyncClient(base_url=engine_url, timeout=60) as engine:
+            loop = TurnLoop(hcp(), router, engine, summaries=False)
+            first = await loop.run(Conversation(), [CODE_Q], tools=[WEATHER])
+            await loop.run(first.conversation, [{"role": "user", "content": "Thanks!"}])
+            return first
+
+    first = asyncio.run(main())
+    opened, thanked = router.requests
+    assert opened.text == CODE_Q["content"] and opened.tools == (WEATHER,) and opened.history == ()
+    assert thanked.text == "Thanks!" and thanked.tools == () and thanked.history == (CODE_Q, first.message)
+
+
 def test_a_failed_turn_leaves_nothing_behind():
     async def steps(loop):
         before = Conversation()
@@ -88,4 +117,4 @@ def test_routed_turns_are_logged_only_when_asked(engine_url, tmp_path):
 
     run(engine_url, steps)
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    assert lines == [{"text": WEATHER_Q["content"], "label": "agent", "kind": "guardrail"}, {"text": CODE_Q["content"], "label": "chat", "kind": "named"}]
+    assert lines == [{"text": WEATHER_Q["content"], "label": "agent", "kind": "guardrail", "tools": [WEATHER]}, {"text": CODE_Q["content"], "label": "chat", "kind": "named"}]

@@ -17,7 +17,7 @@ from molt.http_server import ServerThread
 from molt.lora.synthetic import write_scripted_adapter
 from molt.models import load_model
 from molt.models.renderer import get_renderer
-from molt.router import LabelScoringRouter
+from molt.router import LabelScoringRouter, RouteRequest
 
 CODING_REQUEST = "Please reverse a linked list for me."
 
@@ -46,7 +46,7 @@ def route(engine_url: str, hcp, text: str):
     async def run():
         async with httpx.AsyncClient(base_url=engine_url, timeout=60) as engine:
             router = LabelScoringRouter(hcp, get_renderer(load_model("tiny").tokenizer), engine)
-            return router, await router.route(text)
+            return router, await router.route(RouteRequest(text))
 
     return asyncio.run(run())
 

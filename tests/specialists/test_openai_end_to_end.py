@@ -8,7 +8,7 @@ import json
 import pytest
 from openai import OpenAI
 
-from molt.datagen.agent import BY_NAME
+from molt.families.agent import BY_NAME
 
 WEATHER, TIMER = (BY_NAME[name].schema for name in ("get_weather", "set_timer"))
 

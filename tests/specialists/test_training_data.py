@@ -3,14 +3,14 @@
 
 from molt.hcp import load_hcp
 from molt.specialists.bootstrap import write_data
-from molt.specialists.recipes import RECIPES, Recipe
+from molt.families import FAMILIES, Recipe
 from molt.train.data import read_chat_jsonl
 
 
 def test_each_family_writes_trainable_rows_with_summary_turns():
     hcp = load_hcp()
     for label in ("chat", "agent", "coding", "genui"):
-        rows = read_chat_jsonl(write_data(hcp, label, Recipe(examples=20, options=RECIPES[label].options), seed=0))
+        rows = read_chat_jsonl(write_data(hcp, label, Recipe(examples=20, options=FAMILIES[label].recipe.options), seed=0))
         assert len(rows) == 20 and all(r.messages[0] == {"role": "system", "content": hcp.system_prompt(label)} for r in rows)
         summarised = [r for r in rows if r.messages[-2:][0]["content"] == hcp.prompts.summary]
         assert summarised and all(r.messages[-1]["content"].startswith("I ") and len(r.messages[-1]["content"]) < 400 for r in summarised)

@@ -1,8 +1,11 @@
 """``molt bench route``: how often the HCP's router picks the right specialist on requests it was
 never trained on, and what routing and summaries cost the user.
 
-1. **Accuracy:** the router the HCP selects (guardrails included) labels the families'
-   held-out requests; accuracy, per-class accuracy and the confusion matrix.
+1. **Accuracy:** the router the HCP selects (guardrails included) routes two held-out sets,
+   reported separately: the families' held-out turns, and the outside-style corpus's
+   domain/style-held-out turns (other domains, languages and registers, their own functions,
+   multi-turn); accuracy, per-class accuracy and the confusion matrix of each. The top-level
+   figures are the families'; ``outside`` holds the corpus's.
 2. **Latency:** the whole stack (engine + proxy, summaries on) answers conversations that
    switch specialist every turn, made of held-out requests, with a simulated user who reads for
    ``think_seconds``. The route hop's and the summary wait's mean seconds (proxy metrics) are
@@ -24,53 +27,63 @@ from molt.http_server import ServerThread
 from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
 from molt.proxy.server import create_app as create_proxy_app
-from molt.router import make_router
-from molt.router.training import accuracy_report, routing_set
+from molt.router import RouteRequest, make_router
+from molt.router.training import RoutingSet, accuracy_report, heldout_sets
 from molt.stack import engine_thread
 
 
 @dataclass(frozen=True)
 class RouteBenchConfig:
     per_label: int = 150
-    """Held-out requests per label for accuracy."""
+    """Held-out turns per label for accuracy, in each held-out set."""
     conversations: int = 3
     turns: int = 8
     think_seconds: float = 2.0
     seed: int = 0
 
 
-async def labelled(hcp: HCP, texts: list[str]) -> list[str]:
+SET_TITLES = {"heldout": "families' held-out", "outside": "outside-style, domain/style-held-out"}
+
+
+async def labelled(hcp: HCP, requests: list[RouteRequest]) -> list[str]:
     async with httpx.AsyncClient(base_url=hcp.model.engine_url.rstrip("/"), timeout=600) as engine:
         router = make_router(hcp, get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format), engine)
-        return [(await router.route(text)).label for text in texts]
+        return [(await router.route(request)).label for request in requests]
 
 
-def heldout_requests(hcp: HCP, per_label: int, seed: int) -> tuple[list[str], list[str]]:
-    texts, truth = routing_set(hcp, "heldout", per_label, seed)
-    if not texts:
+def heldout_requests(hcp: HCP, per_label: int, seed: int) -> dict[str, RoutingSet]:
+    sets = heldout_sets(hcp, per_label, seed)
+    if "heldout" not in sets:
         raise ValueError("no held-out requests: none of this HCP's labels has a data family")
-    return texts, truth
+    return sets
 
 
 def evaluate_router(hcp: HCP, per_label: int, seed: int = 0, console: Console | None = None) -> dict:
-    """Accuracy of the HCP's router on the held-out requests (an engine is started only for
-    label scoring, which needs one); prints the confusion matrix when given a console."""
-    texts, truth = heldout_requests(hcp, per_label, seed)
+    """Accuracy of the HCP's router on both held-out sets (an engine is started only for label
+    scoring, which needs one); prints each confusion matrix when given a console."""
+    sets = heldout_requests(hcp, per_label, seed)
     if hcp.router.kind == "label_scoring":
         with engine_thread(hcp) as served:
-            return _evaluate(served, texts, truth, console)
-    return _evaluate(hcp, texts, truth, console)
+            return _evaluate(served, sets, console)
+    return _evaluate(hcp, sets, console)
 
 
-def _evaluate(hcp: HCP, texts: list[str], truth: list[str], console: Console | None) -> dict:
+def _evaluate(hcp: HCP, sets: dict[str, RoutingSet], console: Console | None) -> dict:
+    """The families' report at the top level, each other set's under its name."""
+    reports = {name: _score(hcp, name, held, console) for name, held in sets.items()}
+    top = reports.pop("heldout")
+    return {"router": hcp.router.kind, **top, **reports}
+
+
+def _score(hcp: HCP, name: str, held: RoutingSet, console: Console | None) -> dict:
     start = time.perf_counter()
-    predicted = asyncio.run(labelled(hcp, texts))
-    report = {"router": hcp.router.kind, **accuracy_report(truth, predicted, [s.label for s in hcp.specialists])}
-    report["route_ms_per_request"] = (time.perf_counter() - start) / len(texts) * 1000
+    predicted = asyncio.run(labelled(hcp, held.requests))
+    report = accuracy_report(held.labels, predicted, [s.label for s in hcp.specialists])
+    report["route_ms_per_request"] = (time.perf_counter() - start) / len(held) * 1000
     if console is not None:
         labels = list(report["per_class"])
-        print_rows(f"held-out routing ({hcp.router.kind}): accuracy {report['accuracy']:.1%} over {report['n']} requests", ["truth \\ routed", *labels, "accuracy"],
-                   [[t, *[report["confusion"][t][p] for p in labels], report["per_class"][t]] for t in labels], console)
+        title = f"{SET_TITLES.get(name, name)} routing ({hcp.router.kind}): accuracy {report['accuracy']:.1%} over {report['n']} turns"
+        print_rows(title, ["truth \\ routed", *labels, "accuracy"], [[t, *[report["confusion"][t][p] for p in labels], report["per_class"][t]] for t in labels], console)
     return report
 
 
@@ -86,10 +99,11 @@ def conversation_turns(texts: list[str], labels: list[str], config: RouteBenchCo
 
 
 def run(hcp: HCP, config: RouteBenchConfig, console: Console) -> dict:
-    texts, truth = heldout_requests(hcp, config.per_label, config.seed)
+    sets = heldout_requests(hcp, config.per_label, config.seed)
+    texts, truth = [r.text for r in sets["heldout"].requests], sets["heldout"].labels
     with engine_thread(hcp) as served:
-        console.print(f"[dim]routing {len(texts)} held-out requests with the {hcp.router.kind} router ...[/]")
-        report = _evaluate(served, texts, truth, console)
+        console.print(f"[dim]routing {sum(map(len, sets.values()))} held-out turns with the {hcp.router.kind} router ...[/]")
+        report = _evaluate(served, sets, console)
         latencies = []
         with ServerThread(create_proxy_app(served)) as url:
             console.print(f"[dim]{config.conversations} conversations × {config.turns} turns, think {config.think_seconds} s ...[/]")

@@ -1,16 +1,21 @@
 """``molt bench serve``: decode throughput of the engine against its peers, in one run.
 
-Configurations, all with the same prompts, lengths and serving dtype:
+Configurations, all with the same prompts, lengths, model dtype and KV-cache dtype:
   (a) raw      the model's own forward loop with a KV cache, greedy, no LoRA: the limit of this
                model in eager PyTorch here;
   (b) base     the molt engine, base model only;
   (c) mixed    the molt engine, one batch mixing 4 distinct adapters;
   (d) hf       transformers static-batch ``generate`` on the base;
   (e) peft     PEFT mixed-adapter ``generate`` (``adapter_names=``) with the same 4 adapters.
-Throughput is generated tokens per second of wall time, prefill included: the median of
-``repeats`` runs, taken round-robin across configurations. Also: time to first
-token of a long conversation, cold and with a prefix-cache hit, and the memory-bandwidth
-roofline (batch × bandwidth ÷ weight bytes) measured in the same run.
+transformers keeps K/V in the model dtype, so the engine runs with ``kv_cache_dtype`` set to the
+model dtype too (its own CPU default is float32, where attention runs faster);
+``engine_float32_kv`` adds the engine at that default as two more configurations, reported
+apart and not used by the ratios. Each side's settings are a pure function of the config
+(``serve_settings``), and the warm-up run reads back the model and KV dtypes each side really
+used. Throughput is generated tokens per second of wall time, prefill included: the median of
+``repeats`` runs, taken round-robin across configurations. Also: time to first token of a long
+conversation, cold and with a prefix-cache hit, and the memory-bandwidth roofline (batch ×
+bandwidth ÷ weight bytes) measured in the same run.
 """
 
 import statistics
@@ -48,6 +53,38 @@ class ServeBenchConfig:
     conversation_tokens: int = 1000
     dtype: str = "auto"
     repeats: int = 3
+    engine_float32_kv: bool = False
+    """Also run the engine with a float32 KV cache (its CPU default), reported apart from the ratios."""
+
+
+@dataclass(frozen=True)
+class SideSettings:
+    """What one configuration runs with; the bench builds it from this and prints it."""
+
+    model_dtype: str
+    kv_cache_dtype: str
+    prompt_tokens: int
+    new_tokens: int
+    batch_sizes: tuple[int, ...]
+    adapters: int
+    """Distinct LoRA adapters mixed in each batch (rank ``config.rank``, alpha 2r); 0: the base alone."""
+    decoding: str = "greedy, EOS ignored"
+
+
+SIDES = {"raw": "raw loop", "base": "engine base", "mixed": "engine mixed 4", "hf": "hf generate", "peft": "peft mixed 4"}
+FLOAT32_KV = {"base_kv32": "engine base, f32 KV", "mixed_kv32": "engine mixed 4, f32 KV"}
+ENGINE_SIDES = ("base", "mixed", "base_kv32", "mixed_kv32")
+
+
+def serve_settings(config: ServeBenchConfig) -> dict[str, SideSettings]:
+    """Each configuration's settings, a pure function of the config (and of the CPU, for dtype auto)."""
+    dtype = str(EngineConfig(dtype=config.dtype).torch_dtype).removeprefix("torch.")
+    same = dict(model_dtype=dtype, kv_cache_dtype=dtype, prompt_tokens=config.prompt_tokens, new_tokens=config.new_tokens, batch_sizes=tuple(config.batch_sizes))
+    adapters = lambda side: len(ADAPTERS) if side.startswith(("mixed", "peft")) else 0
+    settings = {side: SideSettings(**same, adapters=adapters(side)) for side in SIDES}
+    if config.engine_float32_kv and dtype != "float32":
+        settings |= {side: SideSettings(**{**same, "kv_cache_dtype": "float32"}, adapters=adapters(side)) for side in FLOAT32_KV}
+    return settings
 
 
 def make_prompts(tokenizer, count: int, length: int) -> list[list[int]]:
@@ -71,7 +108,7 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def raw_loop(model, prompts: list[list[int]], new_tokens: int) -> None:
+def raw_loop(model, prompts: list[list[int]], new_tokens: int) -> DynamicCache:
     with torch.inference_mode():
         cache = DynamicCache(config=model.config)
         out = model(torch.tensor(prompts), past_key_values=cache, use_cache=True)
@@ -79,62 +116,98 @@ def raw_loop(model, prompts: list[list[int]], new_tokens: int) -> None:
         for _ in range(new_tokens - 1):
             out = model(token, past_key_values=cache, use_cache=True)
             token = out.logits[:, -1].argmax(-1, keepdim=True)
+    return cache
 
 
-def hf_generate(model, prompts: list[list[int]], new_tokens: int, **kwargs) -> None:
+def hf_generate(model, prompts: list[list[int]], new_tokens: int, **kwargs):
     x = torch.tensor(prompts)
     with torch.inference_mode():
-        model.generate(
+        return model.generate(
             input_ids=x, attention_mask=torch.ones_like(x), max_new_tokens=new_tokens, min_new_tokens=new_tokens,
             do_sample=False, pad_token_id=0, **kwargs,
         )
 
 
 def run(config: ServeBenchConfig, console: Console) -> dict:
-    dtype = EngineConfig(dtype=config.dtype).torch_dtype
+    settings = serve_settings(config)
+    dtype = getattr(torch, settings["raw"].model_dtype)
     base = load_model(config.model, dtype=dtype)
     root = Path(tempfile.mkdtemp(prefix="molt-bench-"))
     for i, name in enumerate(ADAPTERS):
         write_random_adapter(root / name, base.model, config.model, r=config.rank, lora_alpha=2 * config.rank, seed=i, std=0.02)
-    max_len = max(config.prompt_tokens + config.new_tokens, config.conversation_tokens + 64) + 16
-    engine_config = EngineConfig(
-        model=config.model, dtype=config.dtype, adapters_root=root, lora_modules={n: n for n in ADAPTERS},
-        max_num_seqs=max(config.batch_sizes), max_prefill_chunk=min(512, max_len), max_model_len=max_len,
-    )
-    engine = LLMEngine(engine_config, load_model(config.model))
-    greedy = SamplingParams(max_tokens=config.new_tokens, temperature=0, ignore_eos=True)
+    engines = {kv: _engine(config, root, kv) for kv in {settings[s].kv_cache_dtype for s in settings if s in ENGINE_SIDES}}
     peft = _peft_model(config.model, dtype, root)
-    figures: dict = {"dtype": str(dtype).removeprefix("torch."), "model": config.model}
+    figures: dict = {"dtype": settings["raw"].model_dtype, "model": config.model}
     rows = []
     for batch in config.batch_sizes:
-        prompts = make_prompts(base.tokenizer, batch, config.prompt_tokens)
-        names = [ADAPTERS[i % len(ADAPTERS)] for i in range(batch)]
-        runs = {
-            "raw": lambda: raw_loop(base.model, prompts, config.new_tokens),
-            "base": lambda: engine.generate(prompts, greedy),
-            "mixed": lambda: engine.generate(prompts, greedy, names),
-            "hf": lambda: hf_generate(base.model, prompts, config.new_tokens),
-            "peft": lambda: hf_generate(peft, prompts, config.new_tokens, adapter_names=names),
-        }
-        samples: dict[str, list[float]] = {name: [] for name in runs}
-        for name, fn in runs.items():
-            _warm(name, fn, prompts, engine, base.model, peft, names)
-        for repeat in range(config.repeats):  # round-robin, so drift on a shared machine hits every configuration alike
-            for name, fn in runs.items():
-                console.print(f"[dim]batch {batch}, run {repeat + 1}/{config.repeats}: {name}…[/]")
-                engine.prefix.clear()
-                samples[name].append(batch * config.new_tokens / timed(fn))
+        samples, observed = _measure(batch, settings, engines, base, peft, config, console)
         for name, values in samples.items():
             figures[f"{name}_b{batch}_tok_s"] = statistics.median(values)
             figures[f"{name}_b{batch}_samples"] = values
-        rows.append([f"batch {batch}"] + [figures[f"{n}_b{batch}_tok_s"] for n in runs])
-    print_rows("decode throughput, generated tokens/s", ["", "raw", "engine base", "engine mixed 4", "hf generate", "peft mixed 4"], rows, console)
-    figures.update(_ttft(engine, base.tokenizer, config))
+        rows.append([f"batch {batch}"] + [figures[f"{n}_b{batch}_tok_s"] for n in settings])
+    print_settings(settings, observed, console)
+    print_rows("decode throughput, generated tokens/s", ["", *({**SIDES, **FLOAT32_KV}[n] for n in settings)], rows, console)
+    figures.update(_ttft(engines[settings["mixed"].kv_cache_dtype], base.tokenizer, config))  # the baselines' KV dtype, as the ratios
+    figures.update(_ratios(figures, config, base.memory_bytes))
+    figures.update(config=asdict(config), settings={side: asdict(s) for side, s in settings.items()}, observed=observed, like_for_like=like_for_like(settings, observed))
+    ratios = [[k, figures[k]] for k in ("mixed_vs_raw", "mixed_vs_hf_generate", "mixed_vs_peft", "roofline_fraction", "prefix_hit_ttft_vs_cold")]
+    ratios += [["ttft cold (s)", figures["ttft_cold_s"]], ["ttft prefix hit (s)", figures["ttft_hit_s"]], ["bandwidth (GB/s)", figures["bandwidth_gb_s"]]]
+    print_rows(f"batch {max(config.batch_sizes)}, {figures['dtype']} weights and KV cache on every side", ["ratio", "value"], ratios, console)
+    if not figures["like_for_like"]:
+        console.print("[bold yellow]the configurations ran with different dtypes: not a like-for-like comparison[/]")
+    return figures
+
+
+def _measure(batch: int, settings: dict[str, SideSettings], engines: dict[str, LLMEngine], base, peft, config: ServeBenchConfig, console: Console) -> tuple[dict, dict]:
+    """(tokens/s samples, dtypes read back) of every configuration at one batch size."""
+    prompts = make_prompts(base.tokenizer, batch, config.prompt_tokens)
+    names = [ADAPTERS[i % len(ADAPTERS)] for i in range(batch)]
+    runs = _runs(settings, engines, base.model, peft, prompts, names, config.new_tokens)
+    observed = {name: _warm(name, settings[name], engines, base.model, peft, prompts, names) for name in runs}
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    for repeat in range(config.repeats):  # round-robin, so drift on a shared machine hits every configuration alike
+        for name, fn in runs.items():
+            console.print(f"[dim]batch {batch}, run {repeat + 1}/{config.repeats}: {name}…[/]")
+            for engine in engines.values():
+                engine.prefix.clear()
+            samples[name].append(batch * config.new_tokens / timed(fn))
+    return samples, observed
+
+
+def like_for_like(settings: dict[str, SideSettings], observed: dict[str, dict]) -> bool:
+    """The compared configurations share every setting but their adapters (base vs mixed by
+    design), and each ran with the model and KV dtypes its settings say."""
+    shared = {(s.model_dtype, s.kv_cache_dtype, s.prompt_tokens, s.new_tokens, s.batch_sizes, s.decoding) for side, s in settings.items() if side in SIDES}
+    ran = all(observed[side] == {"model_dtype": s.model_dtype, "kv_cache_dtype": s.kv_cache_dtype} for side, s in settings.items())
+    return len(shared) == 1 and ran
+
+
+def _engine(config: ServeBenchConfig, root: Path, kv_cache_dtype: str) -> LLMEngine:
+    max_len = max(config.prompt_tokens + config.new_tokens, config.conversation_tokens + 64) + 16
+    engine_config = EngineConfig(
+        model=config.model, dtype=config.dtype, kv_cache_dtype=kv_cache_dtype, adapters_root=root, lora_modules={n: n for n in ADAPTERS},
+        max_num_seqs=max(config.batch_sizes), max_prefill_chunk=min(512, max_len), max_model_len=max_len,
+    )
+    return LLMEngine(engine_config, load_model(config.model))
+
+
+def _runs(settings: dict[str, SideSettings], engines: dict[str, LLMEngine], model, peft, prompts, names, new_tokens: int) -> dict:
+    """One timed callable per configuration, in the settings' order."""
+    greedy = SamplingParams(max_tokens=new_tokens, temperature=0, ignore_eos=True)
+    on_engine = lambda s: lambda: engines[s.kv_cache_dtype].generate(prompts, greedy, names if s.adapters else None)
+    peers = {
+        "raw": lambda: raw_loop(model, prompts, new_tokens),
+        "hf": lambda: hf_generate(model, prompts, new_tokens),
+        "peft": lambda: hf_generate(peft, prompts, new_tokens, adapter_names=names),
+    }
+    return {side: peers[side] if side in peers else on_engine(s) for side, s in settings.items()}
+
+
+def _ratios(figures: dict, config: ServeBenchConfig, weight_bytes: int) -> dict:
     bandwidth = memory_bandwidth()
-    weight_bytes = base.memory_bytes
     top = max(config.batch_sizes)
     mixed = figures[f"mixed_b{top}_tok_s"]
-    figures.update(
+    return dict(
         bandwidth_gb_s=bandwidth / 1e9,
         weight_bytes=weight_bytes,
         roofline_tok_s=top * bandwidth / weight_bytes,
@@ -143,12 +216,18 @@ def run(config: ServeBenchConfig, console: Console) -> dict:
         mixed_vs_hf_generate=mixed / figures[f"hf_b{top}_tok_s"],
         mixed_vs_peft=mixed / figures[f"peft_b{top}_tok_s"],
         prefix_hit_ttft_vs_cold=figures["ttft_hit_s"] / figures["ttft_cold_s"],
-        config=asdict(config),
     )
-    ratios = [[k, figures[k]] for k in ("mixed_vs_raw", "mixed_vs_hf_generate", "mixed_vs_peft", "roofline_fraction", "prefix_hit_ttft_vs_cold")]
-    ratios += [["ttft cold (s)", figures["ttft_cold_s"]], ["ttft prefix hit (s)", figures["ttft_hit_s"]], ["bandwidth (GB/s)", figures["bandwidth_gb_s"]]]
-    print_rows(f"batch {top}, {figures['dtype']}", ["ratio", "value"], ratios, console)
-    return figures
+
+
+def print_settings(settings: dict[str, SideSettings], observed: dict[str, dict], console: Console) -> None:
+    """One row per configuration; the dtypes are the ones read back from its warm-up run."""
+    names = {**SIDES, **FLOAT32_KV}
+    rows = [
+        [names[side], observed[side]["model_dtype"], observed[side]["kv_cache_dtype"], s.prompt_tokens, s.new_tokens, ", ".join(map(str, s.batch_sizes)), s.adapters]
+        for side, s in settings.items()
+    ]
+    decoding = next(iter(settings.values())).decoding
+    print_rows(f"settings ({decoding})", ["", "model dtype", "KV dtype", "prompt", "generated", "batch sizes", "adapters"], rows, console)
 
 
 def _peft_model(source: str, dtype: torch.dtype, root: Path):
@@ -160,16 +239,24 @@ def _peft_model(source: str, dtype: torch.dtype, root: Path):
     return model.eval()
 
 
-def _warm(name, fn, prompts, engine, base_model, peft, names) -> None:
-    """One short run of the same kind, so one-time kernel set-up is not timed."""
+def _warm(side: str, s: SideSettings, engines: dict[str, LLMEngine], base_model, peft, prompts, names) -> dict:
+    """One short run of the same kind, so one-time kernel set-up is not timed; returns the model
+    and KV-cache dtypes that run really used."""
     short = [p[:8] for p in prompts]
-    params = SamplingParams(max_tokens=2, temperature=0, ignore_eos=True)
-    if name == "raw":
-        raw_loop(base_model, short, 2)
-    elif name in ("base", "mixed"):
-        engine.generate(short, params, names if name == "mixed" else None)
-    else:
-        hf_generate(peft if name == "peft" else base_model, short, 2, **({"adapter_names": names} if name == "peft" else {}))
+    if side in ENGINE_SIDES:
+        engine = engines[s.kv_cache_dtype]
+        engine.generate(short, SamplingParams(max_tokens=2, temperature=0, ignore_eos=True), names if s.adapters else None)
+        return _dtypes(engine.model.dtype, engine.cache.k.dtype)
+    if side == "raw":
+        return _dtypes(base_model.dtype, raw_loop(base_model, short, 2).layers[0].keys.dtype)
+    model, extra = (peft, {"adapter_names": names}) if side == "peft" else (base_model, {})
+    out = hf_generate(model, short, 2, return_dict_in_generate=True, **extra)
+    frozen = next(p for n, p in model.named_parameters() if "lora_" not in n)
+    return _dtypes(frozen.dtype, out.past_key_values.layers[0].keys.dtype)
+
+
+def _dtypes(model: torch.dtype, kv: torch.dtype) -> dict:
+    return {"model_dtype": str(model).removeprefix("torch."), "kv_cache_dtype": str(kv).removeprefix("torch.")}
 
 
 def _ttft(engine: LLMEngine, tokenizer, config: ServeBenchConfig) -> dict:

@@ -1,26 +1,28 @@
 """``molt bench specialists``: does each specialist beat the base on its own kind of work, and does
 routing keep that gain?
 
-On each family's held-out split (templates and draws never trained on), three systems answer
-the same cases: the base (the engine's base model), the specialist called directly (its
+On each family's ``heldout`` split (functions, task kinds, entities and facts never trained on)
+and, reported separately, its ``wording`` split (the trained things asked in new words), three
+systems answer the same cases with the same settings (temperature 0, the family's
+``max_tokens``): the base (the engine's base model) and the specialist called directly (its
 adapter), both under the specialist's own system prompt, and the routed system (``model=molt``
-through the proxy, which picks the specialist itself). Scores are the family's
-(``molt.evaluate.scoring``): exact tool-call match for agent, tests passing for coding, valid
-surface for genui, the rubric for chat.
+through the proxy, which picks the specialist itself and honours the client's ``max_tokens``
+and ``temperature``). Scores are the family's (``molt.families``).
 """
 
 from dataclasses import dataclass
 
 from rich.console import Console
 
+from molt.bench.answers import answers
 from molt.bench.report import print_rows
-from molt.datagen import FAMILIES
-from molt.evaluate.runner import answers
-from molt.evaluate.scoring import score, summarise
+from molt.families import FAMILIES, Split
 from molt.hcp import HCP
 from molt.http_server import ServerThread
 from molt.proxy.server import create_app as create_proxy_app
 from molt.stack import engine_thread
+
+SYSTEMS = ("base", "specialist", "routed")
 
 
 @dataclass(frozen=True)
@@ -28,37 +30,47 @@ class SpecialistsBenchConfig:
     per_family: int = 30
     seed: int = 0
     concurrency: int = 16
+    splits: tuple[Split, ...] = ("heldout", "wording")
 
 
-def scored(family: str, cases, messages) -> dict[str, float]:
-    return summarise(family, [score(case, message) for case, message in zip(cases, messages)])
+def scored(label: str, cases, messages) -> dict[str, float]:
+    family = FAMILIES[label]
+    return family.summarise([family.score(case, message) for case, message in zip(cases, messages)])
 
 
 def run(hcp: HCP, config: SpecialistsBenchConfig, console: Console) -> dict:
     trained = [s for s in hcp.specialists if s.adapter and s.label in FAMILIES]
     if not trained:
         raise ValueError("this HCP has no trained specialist with a data family; run `molt specialists bootstrap` first")
-    results = {}
+    results: dict[str, dict[str, dict]] = {split: {} for split in config.splits}
     with engine_thread(hcp) as served:
         engine_url = served.model.engine_url
         # single-turn cases: no later turn reads a summary, so the proxy skips writing them
         with ServerThread(create_proxy_app(served, summaries=False)) as proxy:
-            proxy_url = f"{proxy}/v1"
-            for specialist in trained:
-                cases = FAMILIES[specialist.label]("heldout", config.per_family, config.seed)
-                system = hcp.system_prompt(specialist.label)
-                console.print(f"[dim]{specialist.label}: {len(cases)} held-out cases × base, specialist, routed[/]")
-                results[specialist.label] = {
-                    "base": scored(specialist.label, cases, answers(engine_url, hcp.model.base, cases, system, config.concurrency)),
-                    "specialist": scored(specialist.label, cases, answers(engine_url, specialist.adapter, cases, system, config.concurrency)),
-                    "routed": scored(specialist.label, cases, answers(proxy_url, "molt", cases, None, config.concurrency)),
-                }
+            for split in config.splits:
+                for specialist in trained:
+                    cases = FAMILIES[specialist.label].generate(split, config.per_family, config.seed)
+                    system = hcp.system_prompt(specialist.label)
+                    console.print(f"[dim]{specialist.label}: {len(cases)} {split} cases × base, specialist, routed[/]")
+                    results[split][specialist.label] = {
+                        "base": scored(specialist.label, cases, answers(engine_url, hcp.model.base, cases, system, config.concurrency)),
+                        "specialist": scored(specialist.label, cases, answers(engine_url, specialist.adapter, cases, system, config.concurrency)),
+                        "routed": scored(specialist.label, cases, answers(f"{proxy}/v1", "molt", cases, None, config.concurrency)),
+                    }
+    for split, by_label in results.items():
+        print_table(split, by_label, console)
+    settings = {"temperature": 0, "max_tokens": {s.label: FAMILIES[s.label].max_tokens for s in trained}}
+    return {"per_family": config.per_family, "seed": config.seed, "settings": settings, "splits": results,
+            "withheld": {s.label: FAMILIES[s.label].withheld for s in trained}}
+
+
+def print_table(split: str, by_label: dict[str, dict], console: Console) -> None:
     rows = []
-    for label, by_system in results.items():
+    for label, by_system in by_label.items():
         for metric in by_system["base"]:
             if metric == "n":
                 continue
-            base, special, routed = (by_system[s][metric] for s in ("base", "specialist", "routed"))
+            base, special, routed = (by_system[s][metric] for s in SYSTEMS)
             rows.append([label, metric, base, special, routed, special - base, routed - special])
-    print_rows("specialists on their held-out families (higher is better)", ["family", "metric", "base", "specialist", "routed (molt)", "specialist − base", "routed − specialist"], rows, console)
-    return {"per_family": config.per_family, "seed": config.seed, "families": results}
+    title = f"specialists on the {split} split (higher is better; temperature 0, each family's max_tokens on every side)"
+    print_rows(title, ["family", "metric", "base", "specialist", "routed (molt)", "specialist − base", "routed − specialist"], rows, console)

@@ -1,8 +1,9 @@
 """The per-turn loop of the proxy (DESIGN §1.2): route → answer → summary.
 
-- **Route:** the router picks one label for the user's text, unless the caller named a
-  specialist, or the conversation waits on tool results (tool stickiness: the results go back
-  to the adapter that called the tools, with no route and no summary hop).
+- **Route:** the router picks one label for the turn (the user's text, the tools offered, the
+  conversation so far), unless the caller named a specialist, or the conversation waits on tool
+  results (tool stickiness: the results go back to the adapter that called the tools, with no
+  route and no summary hop).
 - **Answer:** the chosen specialist answers from its own view, through the engine's OpenAI chat
   API (molt engine or vLLM): ``model`` is its adapter, or the base when it has none.
 - **Summary:** written by the same adapter after the answer, as a background task; a later turn
@@ -10,6 +11,9 @@
 - **Transactions:** a ``Conversation`` is immutable. A turn returns a new one and the caller
   stores it only once the answer is delivered, so an engine error or a client that goes away
   leaves the stored conversation as it was.
+- **Sampling:** the client's ``max_tokens``, ``temperature`` and ``top_p`` apply to the answer,
+  ``max_tokens`` capped by the HCP's ``[generation] max_tokens``; a field the client leaves out
+  takes the HCP's value. Summaries always use the HCP's own settings.
 """
 
 import asyncio
@@ -22,13 +26,34 @@ from pathlib import Path
 import httpx
 
 from molt.hcp import HCP
+from molt.hcp.v1 import Generation
 from molt.proxy.metrics import ProxyMetrics
 from molt.proxy.views import Message, Turn, own_view
-from molt.router import RouteDecision, Router
+from molt.router import RouteDecision, RouteRequest, Router
+from molt.router.structure import HISTORY_WINDOW
 
 
 class EngineError(RuntimeError):
     """The engine failed or answered with an error; the turn did not happen."""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The client's sampling fields for one answer; None takes the HCP's ``[generation]`` value."""
+
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+
+    def engine_fields(self, generation: Generation) -> dict:
+        """The answer's fields for the engine. ``generation.max_tokens`` is a bound, so the client's
+        value is capped by it; the HCP's temperature and top_p are defaults, not bounds."""
+        cap = generation.max_tokens if self.max_tokens is None else min(self.max_tokens, generation.max_tokens)
+        return {
+            "max_tokens": cap,
+            "temperature": generation.temperature if self.temperature is None else self.temperature,
+            "top_p": generation.top_p if self.top_p is None else self.top_p,
+        }
 
 
 @dataclass(frozen=True)
@@ -68,7 +93,8 @@ class TurnLoop:
     def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient, summaries: bool = True, route_log: Path | None = None):
         self.hcp, self.router, self.engine, self.write_summaries = hcp, router, engine, summaries
         self.route_log = route_log
-        """Opt-in JSONL of routed user turns ({"text", "label", "kind"}): traffic to retrain the router on."""
+        """Opt-in JSONL of routed user turns ({"text", "label", "kind"}, and the turn's "tools" and
+        recent "messages" when it has them): traffic to retrain the router on."""
         self.summaries: dict[str, asyncio.Task] = {}
         self.metrics = ProxyMetrics()
 
@@ -78,13 +104,15 @@ class TurnLoop:
     def system(self, system: tuple[Message, ...], label: str) -> list[Message]:
         return [{"role": "system", "content": self.hcp.system_prompt(label)}, *system]
 
-    async def run(self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None) -> TurnResult:
+    async def run(
+        self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None, sampling: Sampling = Sampling()
+    ) -> TurnResult:
         """One turn: ``current`` is the new user message, or the tool results for a pending turn."""
-        plan = await self.plan(conversation, current, label)
-        message, usage = await self.answer(plan.decision.label, plan.view, tools)
+        plan = await self.plan(conversation, current, label, tools)
+        message, usage = await self.answer(plan.decision.label, plan.view, tools, sampling)
         return self.finish(plan, message, usage)
 
-    async def plan(self, conversation: Conversation, current: list[Message], label: str | None = None) -> "Plan":
+    async def plan(self, conversation: Conversation, current: list[Message], label: str | None = None, tools: list[dict] | None = None) -> "Plan":
         """Route and build the view: everything before the answer (so a stream can announce the specialist)."""
         started = time.perf_counter()
         pending = conversation.pending
@@ -96,22 +124,23 @@ class TurnLoop:
             if not current or current[-1].get("role") != "user":
                 raise ValueError("a turn starts with a user message (or tool results for the pending tool calls)")
             start = time.perf_counter()
-            decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.router.route(text_of(current[-1]))
+            request = route_request(conversation.turns, current, tools)
+            decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.router.route(request)
             self.metrics.observe("route", time.perf_counter() - start)
             user, earlier = current[-1], []
             if self.route_log is not None:
-                log_route(self.route_log, text_of(user), decision)
+                log_route(self.route_log, request, decision)
         start = time.perf_counter()
         turns = await self.with_summaries(conversation.turns, decision.label)
         self.metrics.observe("summary_wait", time.perf_counter() - start)
         view = own_view(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier])
         return Plan(conversation, decision, turns, user, tuple(earlier), view, started)
 
-    async def route_pending(self, conversation: Conversation, label: str | None = None) -> Conversation:
+    async def route_pending(self, conversation: Conversation, label: str | None = None, tools: list[dict] | None = None) -> Conversation:
         """A history this proxy never saw ends in tool calls: its results go to the specialist
-        that the calling turn's user text routes to (or the one the client names)."""
+        that the calling turn routes to (or the one the client names)."""
         pending = conversation.pending
-        label = label or (await self.router.route(text_of(pending.user))).label
+        label = label or (await self.router.route(route_request(conversation.turns, [pending.user, *pending.replies], tools))).label
         return replace(conversation, pending=replace(pending, label=label))
 
     def finish(self, plan: "Plan", message: Message, usage: dict) -> TurnResult:
@@ -127,9 +156,9 @@ class TurnLoop:
             turn = replace(turn, summary=text_of(message)[:400])
         return TurnResult(message, plan.decision, replace(plan.conversation, turns=(*plan.turns, turn), pending=None), usage)
 
-    async def answer_stream(self, label: str, messages: list[Message], tools: list[dict] | None) -> AsyncIterator[dict]:
+    async def answer_stream(self, label: str, messages: list[Message], tools: list[dict] | None, sampling: Sampling = Sampling()) -> AsyncIterator[dict]:
         """The engine's stream chunks for the answer, as they come (OpenAI chat.completion.chunk)."""
-        body = {**self.answer_body(label, messages, tools), "stream": True, "stream_options": {"include_usage": True}}
+        body = {**self.answer_body(label, messages, tools, sampling), "stream": True, "stream_options": {"include_usage": True}}
         try:
             async with self.engine.stream("POST", "/chat/completions", json=body) as response:
                 if response.is_error:
@@ -149,14 +178,13 @@ class TurnLoop:
             done.append(turn)
         return tuple(done)
 
-    def answer_body(self, label: str, messages: list[Message], tools: list[dict] | None) -> dict:
-        generation = self.hcp.generation
-        body = {"model": self.model_for(label), "messages": messages, "max_tokens": generation.max_tokens, "temperature": generation.temperature, "top_p": generation.top_p}
+    def answer_body(self, label: str, messages: list[Message], tools: list[dict] | None, sampling: Sampling = Sampling()) -> dict:
+        body = {"model": self.model_for(label), "messages": messages, **sampling.engine_fields(self.hcp.generation)}
         return {**body, "tools": tools} if tools else body
 
-    async def answer(self, label: str, messages: list[Message], tools: list[dict] | None) -> tuple[Message, dict]:
+    async def answer(self, label: str, messages: list[Message], tools: list[dict] | None, sampling: Sampling = Sampling()) -> tuple[Message, dict]:
         start = time.perf_counter()
-        reply = await self.chat(self.answer_body(label, messages, tools))
+        reply = await self.chat(self.answer_body(label, messages, tools, sampling))
         self.metrics.observe("answer", time.perf_counter() - start)
         message = {k: v for k, v in reply["choices"][0]["message"].items() if v is not None}
         return message, reply.get("usage", {})
@@ -188,9 +216,22 @@ class TurnLoop:
         return response.json()
 
 
-def log_route(path: Path, text: str, decision: RouteDecision) -> None:
+def route_request(turns: tuple[Turn, ...], current: list[Message], tools: list[dict] | None) -> RouteRequest:
+    """The turn as the router sees it: every stored turn in full (each specialist's own replies,
+    not the summaries other views get), then this turn's messages, and the offered tools."""
+    history = [m for turn in turns for m in (turn.user, *turn.replies)]
+    return RouteRequest.of([*history, *current], tools)
+
+
+def log_route(path: Path, request: RouteRequest, decision: RouteDecision) -> None:
+    """One JSONL line per routed turn, with the tools and as much history as the router reads."""
+    row: dict = {"text": request.text, "label": decision.label, "kind": decision.kind}
+    if request.tools:
+        row["tools"] = list(request.tools)
+    if request.history:
+        row["messages"] = [*request.history[-HISTORY_WINDOW:], *request.messages[request.last_user :]]
     with path.open("a", encoding="utf-8") as log:
-        log.write(json.dumps({"text": text, "label": decision.label, "kind": decision.kind}, ensure_ascii=False) + "\n")
+        log.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 def merge_delta(message: Message, delta: dict) -> None:

@@ -2,7 +2,9 @@
 
 - ``POST /v1/chat/completions`` with ``model="molt"`` routes each turn; a specialist's label as
   the model bypasses routing. Stateless: the client resends history (see ``store.py``).
-  Streaming passes the engine's chunks through once the route is known.
+  Streaming passes the engine's chunks through once the route is known. The client's
+  ``max_tokens`` / ``max_completion_tokens`` (``max_output_tokens`` on /v1/responses),
+  ``temperature`` and ``top_p`` apply to the answer, the length capped by the HCP's bound.
 - Every answer says which specialist answered and why: the ``molt`` field of the response and
   the ``x-molt-specialist`` / ``x-molt-route-reason`` headers.
 - ``POST /v1/responses``: stateful with ``previous_response_id``; every response is an immutable
@@ -34,7 +36,7 @@ from molt.hcp import HCP
 from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
 from molt.proxy.limits import Admission, Limits, Overloaded, authorised
-from molt.proxy.loop import Conversation, EngineError, Plan, TurnLoop, merge_delta
+from molt.proxy.loop import Conversation, EngineError, Plan, Sampling, TurnLoop, merge_delta
 from molt.proxy.responses_api import chat_tools, input_messages, output_items, usage_of
 from molt.proxy.store import ConversationStore, adopt, fingerprint
 from molt.router import RouteDecision, make_router
@@ -46,16 +48,33 @@ class ResponsesRequest(BaseModel):
     model: str = SYSTEM_MODEL
     input: str | list[dict[str, Any]]
     instructions: str | None = None
+    max_output_tokens: int | None = Field(None, ge=1)
     previous_response_id: str | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
     tools: list[dict[str, Any]] | None = None
     stream: bool = False
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(self.max_output_tokens, self.temperature, self.top_p)
 
 
 class ChatRequest(BaseModel):
     model: str = SYSTEM_MODEL
     messages: list[dict[str, Any]] = Field(min_length=1)
+    max_tokens: int | None = Field(None, ge=1)
+    """Deprecated by OpenAI in favour of max_completion_tokens, which wins when both are sent."""
+    max_completion_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
     tools: list[dict[str, Any]] | None = None
     stream: bool = False
+
+    @property
+    def sampling(self) -> Sampling:
+        limit = self.max_completion_tokens if self.max_completion_tokens is not None else self.max_tokens
+        return Sampling(limit, self.temperature, self.top_p)
 
 
 def split(messages: list[dict]) -> tuple[list[dict], list[dict], list[dict]]:
@@ -166,16 +185,16 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, rout
         if conversation is None:
             conversation = adopt(system, history, hcp.router.default_label) if history else Conversation(tuple(system))
             if conversation.pending is not None:
-                conversation = await loop.route_pending(conversation, None if body.model == SYSTEM_MODEL else body.model)
+                conversation = await loop.route_pending(conversation, None if body.model == SYSTEM_MODEL else body.model, body.tools)
         slot = AsyncExitStack()  # the admission slot is held until the answer is delivered (streams: until the last chunk)
         streaming = False
         try:
             await slot.enter_async_context(admission.turn())
-            plan = await loop.plan(conversation, current, None if body.model == SYSTEM_MODEL else body.model)
+            plan = await loop.plan(conversation, current, None if body.model == SYSTEM_MODEL else body.model, body.tools)
             if body.stream:
                 streaming = True  # the response releases the slot
                 return HeldStreamingResponse(streamed(loop, plan, body), slot, media_type="text/event-stream", headers=headers(plan.decision))
-            message, usage = await loop.answer(plan.decision.label, plan.view, body.tools)
+            message, usage = await loop.answer(plan.decision.label, plan.view, body.tools, body.sampling)
         except (Overloaded, ValueError, EngineError) as e:
             return turn_error(e, "messages")
         finally:
@@ -205,7 +224,7 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, rout
         try:
             current, tools = input_messages(body.input), chat_tools(body.tools)
             async with admission.turn():
-                result = await request.app.state.loop.run(conversation, current, tools, None if body.model == SYSTEM_MODEL else body.model)
+                result = await request.app.state.loop.run(conversation, current, tools, None if body.model == SYSTEM_MODEL else body.model, body.sampling)
         except (Overloaded, ValueError, EngineError) as e:
             return turn_error(e, "input")
         response_id = f"resp_{uuid.uuid4().hex}"
@@ -224,7 +243,7 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, rout
         message: dict = {"role": "assistant"}
         usage: dict = {}
         try:
-            async for chunk in loop.answer_stream(plan.decision.label, plan.view, body.tools):
+            async for chunk in loop.answer_stream(plan.decision.label, plan.view, body.tools, body.sampling):
                 usage = chunk.get("usage") or usage
                 for choice in chunk.get("choices", []):
                     merge_delta(message, choice.get("delta") or {})

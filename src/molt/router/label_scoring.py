@@ -5,13 +5,15 @@ prompt, so the engine's prefix cache prefills it once) through the OpenAI API wi
 ``prompt_logprobs``, so it runs against the molt engine or vLLM alike. The user's text is quoted
 as data inside the route prompt, with the quote markers it contains defused. The best label wins
 unless it leads the runner-up by less than the HCP's margin; then the default label answers.
+It reads only the turn's text: the route prompt has no place for tools or history, and a rule
+over them would name labels that an HCP need not have.
 """
 
 import httpx
 
 from molt.hcp import HCP
 from molt.models.renderer import Renderer
-from molt.router.base import RouteDecision, guardrail_decision
+from molt.router.base import RouteDecision, RouteRequest, guardrail_decision
 
 QUOTE_MARKERS = {"<<<": "< < <", ">>>": "> > >"}
 
@@ -57,13 +59,13 @@ class LabelScoringRouter:
             scores[label] = sum(entry[str(token)]["logprob"] for entry, token in zip(positions, self.label_tokens[label]))
         return scores
 
-    async def route(self, user_text: str) -> RouteDecision:
-        forced = guardrail_decision(self.hcp.router.guardrails, user_text)
+    async def route(self, request: RouteRequest) -> RouteDecision:
+        forced = guardrail_decision(self.hcp.router.guardrails, request.text)
         if forced is not None:
             return forced
         if len(self.labels) == 1:
             return RouteDecision(self.labels[0], "the only specialist", "only")
-        scores = await self.scores(user_text)
+        scores = await self.scores(request.text)
         best, second = sorted(scores, key=scores.get, reverse=True)[:2]
         lead = scores[best] - scores[second]
         if lead < self.hcp.router.margin:

@@ -2,8 +2,8 @@
 serves them.
 
 For every specialist whose label has a data family: generate its train split, write it as chat
-JSONL under ``$MOLT_HOME/specialists/data``, fine-tune an adapter with MinT SFT (the recipe of
-``recipes.py``), and record the revision. Then train the router on the families' requests and
+JSONL under ``$MOLT_HOME/specialists/data``, fine-tune an adapter with MinT SFT (the family's
+recipe), and record the revision. Then train the router on the families' requests and
 the HCP's examples. The result is a new HCP file, ``$MOLT_HOME/specialists/<name>.toml``, with
 adapters, revisions and ``router.kind = "classifier"``; the input HCP is never edited. An
 interrupted bootstrap resumes each unfinished adapter from its last checkpoint.
@@ -15,13 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from molt.datagen import FAMILIES
-from molt.datagen.common import Case
+from molt.families import FAMILIES, Recipe
 from molt.hcp import HCP, to_toml
 from molt.home import molt_home
 from molt.mint import ServiceClient
 from molt.router.training import train_from_families
-from molt.specialists.recipes import RECIPES, Recipe
 from molt.train.sft import SFTConfig, SFTResult, read_manifest, run_dir, run_sft
 
 
@@ -43,23 +41,13 @@ def router_folder(hcp: HCP) -> str:
     return f"routers/{hcp.name}"
 
 
-def summary_of(case: Case) -> str:
-    """What the specialist did in a case, as the short summary the proxy asks for after a turn."""
-    answer, check = case.answer, case.check
-    if case.family == "coding":
-        return f"I wrote the Python function {check['function']} for the user."
-    if case.family == "genui":
-        shown = f" with {', '.join(check['shows'])}" if check["shows"] else ""
-        return f"I showed the user a UI surface{shown}."
-    return f"I told the user: {answer['content']}"
-
-
 def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
     """The family's train split as chat JSONL. Every other finished turn (not one that waits on
     tool results) goes on with the HCP's summary request and a short summary, so the adapter
     also learns the proxy's summary hop: trained only on its own format, it would answer that
     request with more of the format, slowly."""
-    cases = FAMILIES[label]("train", recipe.examples, seed, **recipe.options)
+    family = FAMILIES[label]
+    cases = family.generate("train", recipe.examples, seed, **recipe.options)
     path = molt_home() / "specialists" / "data" / f"{label}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     system = hcp.system_prompt(label)
@@ -67,7 +55,7 @@ def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
     for i, case in enumerate(cases):
         row = case.training_row(system)
         if i % 2 == 0 and not case.answer.get("tool_calls"):
-            row["messages"] += [{"role": "user", "content": hcp.prompts.summary}, {"role": "assistant", "content": summary_of(case)}]
+            row["messages"] += [{"role": "user", "content": hcp.prompts.summary}, {"role": "assistant", "content": family.summary_of(case)}]
         rows.append(json.dumps(row, ensure_ascii=False) + "\n")
     path.write_text("".join(rows), encoding="utf-8")
     return path
@@ -95,8 +83,8 @@ def bootstrap(
     recipes: dict[str, Recipe] | None = None,
 ) -> tuple[HCP, Path]:
     """Train, then write and return the HCP that serves the trained specialists and router.
-    ``labels`` limits which specialists are trained; ``recipes`` overrides the default recipes."""
-    recipes = {**RECIPES, **(recipes or {})}
+    ``labels`` limits which specialists are trained; ``recipes`` overrides the families' recipes."""
+    recipes = {**{name: family.recipe for name, family in FAMILIES.items()}, **(recipes or {})}
     service = service or ServiceClient(dtype="auto")
     chosen = [s.label for s in hcp.specialists if s.label in FAMILIES and (labels is None or s.label in labels)]
     specialists = []

@@ -1,25 +1,29 @@
-"""Answer held-out cases through an OpenAI chat API (the engine, or the proxy), many at a time."""
+"""Answer cases through an OpenAI chat API (the engine, or the proxy), many at a time.
+
+Every system a bench compares gets the same request for a case: the same messages and tools,
+temperature 0 and the family's ``max_tokens``; only ``model`` and the system prompt differ (the
+proxy adds its own, the HCP's, so the bench sends none there).
+"""
 
 import asyncio
 
 import httpx
 
-from molt.datagen.common import Case
+from molt.families import FAMILIES, Case
 
-MAX_TOKENS = {"chat": 64, "agent": 128, "coding": 192, "genui": 320}
-"""Room for the reference answers of each family, with margin; longer answers are cut there."""
+
+def request_body(model: str, case: Case, system: str | None) -> dict:
+    messages = ([{"role": "system", "content": system}] if system else []) + case.messages
+    body = {"model": model, "messages": messages, "temperature": 0, "max_tokens": FAMILIES[case.family].max_tokens}
+    return {**body, "tools": case.tools} if case.tools else body
 
 
 async def _answers(url: str, model: str, cases: list[Case], system: str | None, concurrency: int) -> list[dict]:
     gate = asyncio.Semaphore(concurrency)
 
     async def one(client: httpx.AsyncClient, case: Case) -> dict:
-        messages = ([{"role": "system", "content": system}] if system else []) + case.messages
-        body = {"model": model, "messages": messages, "temperature": 0, "max_tokens": MAX_TOKENS.get(case.family, 256)}
-        if case.tools:
-            body["tools"] = case.tools
         async with gate:
-            response = await client.post("/chat/completions", json=body)
+            response = await client.post("/chat/completions", json=request_body(model, case, system))
         response.raise_for_status()
         return response.json()["choices"][0]["message"]
 

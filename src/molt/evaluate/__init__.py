@@ -1,1 +1,0 @@
-"""Scoring model answers on the data families' held-out cases."""
