@@ -600,7 +600,7 @@ def proxy_serve(
     max_request_kb: Annotated[int, typer.Option(min=1, help="Refuse larger request bodies (413).")] = 1024,
     max_in_flight: Annotated[int, typer.Option(min=1, help="Turns answered at once.")] = 8,
     max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429.")] = 32,
-    log_routes: Annotated[Optional[Path], typer.Option(help='Append each routed user turn to this JSONL ({"text", "label", "kind"}); it holds user text, so it is off unless asked for. Correct the labels, then `molt router train --traffic FILE`.')] = None,
+    log_routes: Annotated[Optional[Path], typer.Option(help='Append each routed user turn to this JSONL ({"text", "label", "kind"}, plus "tools" and recent "messages" when the turn has them); it holds user text, so it is off unless asked for. Correct the labels, then `molt router train --traffic FILE`.')] = None,
 ) -> None:
     """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
     from molt.http_server import serve

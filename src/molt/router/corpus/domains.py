@@ -16,19 +16,13 @@ on this corpus's train split does not teach it what the family holds out.
 from dataclasses import dataclass, field
 from typing import Literal
 
+from molt.families.agent_functions import enum, string
+
 CorpusSplit = Literal["train", "heldout"]
-
-
-def text(description: str) -> dict:
-    return {"type": "string", "description": description}
 
 
 def number(description: str) -> dict:
     return {"type": "number", "description": description}
-
-
-def choice(values: list[str], description: str) -> dict:
-    return {"type": "string", "enum": values, "description": description}
 
 
 @dataclass(frozen=True)
@@ -78,10 +72,10 @@ ALL = (
         "pharmacy", "train", "prescription", "prescriptions", ("medicine", "dose", "refills left", "pharmacy", "next pickup"),
         {"medicine": ("amoxicillin", "lisinopril", "cetirizine"), "rx_number": ("RX-55120", "RX-70431"), "time": ("8am", "9pm", "noon"), "pharmacy": ("Greenleaf Pharmacy", "the Main Street pharmacy")},
         (
-            Tool("refill_prescription", "Order a refill of a prescription at a pharmacy.", {"rx_number": text("Prescription number"), "pharmacy": text("Pharmacy for pickup")},
+            Tool("refill_prescription", "Order a refill of a prescription at a pharmacy.", {"rx_number": string("Prescription number"), "pharmacy": string("Pharmacy for pickup")},
                  ("Refill my prescription {rx_number}.", "Please reorder {rx_number} for pickup at {pharmacy}.", "I'm running out of {medicine}, refill {rx_number}."),
                  {"es": ("Renueva mi receta {rx_number}.",), "fr": ("Renouvelle mon ordonnance {rx_number}.",)}, ("refill {rx_number}",), '{"ready": "tomorrow 10am"}'),
-            Tool("set_medication_alarm", "Remind the user to take a medicine at a time every day.", {"medicine": text("Medicine"), "time": text("Time of day")},
+            Tool("set_medication_alarm", "Remind the user to take a medicine at a time every day.", {"medicine": string("Medicine"), "time": string("Time of day")},
                  ("Remind me to take {medicine} every day at {time}.", "Set a pill alarm for {medicine} at {time}.", "I keep forgetting my {medicine}, alert me at {time} daily."),
                  {"es": ("Recuérdame tomar {medicine} a las {time}.",), "fr": ("Rappelle-moi de prendre {medicine} à {time}.",)}, ("pill alarm",), '{"alarm_id": "A-12", "daily": true}'),
         ),
@@ -96,10 +90,10 @@ ALL = (
         "hotels", "train", "booking", "bookings", ("guest", "check-in", "check-out", "room type", "price per night"),
         {"hotel": ("Harbor View Inn", "the Alpine Lodge", "Casa Sol"), "nights": ("2", "3", "5"), "check_in": ("May 12", "next Friday", "the 3rd"), "booking_ref": ("HB-3310", "HB-8765")},
         (
-            Tool("reserve_room", "Reserve a hotel room for a number of nights.", {"hotel": text("Hotel name"), "check_in": text("Arrival date"), "nights": number("Number of nights")},
+            Tool("reserve_room", "Reserve a hotel room for a number of nights.", {"hotel": string("Hotel name"), "check_in": string("Arrival date"), "nights": number("Number of nights")},
                  ("Book a room at {hotel} from {check_in} for {nights} nights.", "Reserve {nights} nights at {hotel}, arriving {check_in}.", "Get me a double room in {hotel} on {check_in}."),
                  {"es": ("Reserva una habitación en {hotel} para {nights} noches.",), "fr": ("Réserve une chambre à {hotel} pour {nights} nuits.",)}, ("room at {hotel}",), '{"booking_ref": "{booking_ref}", "total": 540}'),
-            Tool("request_late_checkout", "Ask the hotel for a late checkout on a booking.", {"booking_ref": text("Booking reference")},
+            Tool("request_late_checkout", "Ask the hotel for a late checkout on a booking.", {"booking_ref": string("Booking reference")},
                  ("Ask for a late checkout on {booking_ref}.", "Can I check out late? My booking is {booking_ref}.", "Request a 2pm checkout for {booking_ref}."),
                  {"es": ("Pide salida tardía para la reserva {booking_ref}.",), "fr": ("Demande un départ tardif pour {booking_ref}.",)}, ("late checkout",), '{"approved": true, "until": "14:00"}'),
         ),
@@ -114,10 +108,10 @@ ALL = (
         "shopping", "train", "order", "orders", ("item", "price", "discount", "quantity", "order date"),
         {"item": ("trail running shoes", "a wool scarf", "the blue kettle", "noise-cancelling earbuds"), "order_id": ("ORD-11873", "ORD-56002"), "size": ("M", "42", "L")},
         (
-            Tool("add_to_cart", "Put a product in the shopping cart.", {"item": text("Product"), "size": text("Size, if any")},
+            Tool("add_to_cart", "Put a product in the shopping cart.", {"item": string("Product"), "size": string("Size, if any")},
                  ("Add {item} to my cart.", "Put {item} in size {size} in the basket.", "I'll take {item}, add it please."),
                  {"es": ("Añade {item} a mi carrito.",), "fr": ("Ajoute {item} à mon panier.",)}, ("add {item}",), '{"cart_items": 3, "subtotal": 84.5}'),
-            Tool("start_return", "Start a return for an order.", {"order_id": text("Order number"), "reason": choice(["too small", "too big", "damaged", "changed my mind"], "Reason")},
+            Tool("start_return", "Start a return for an order.", {"order_id": string("Order number"), "reason": enum(["too small", "too big", "damaged", "changed my mind"], "Reason")},
                  ("I want to return order {order_id}, it's too small.", "Start a return for {order_id}.", "Send back {order_id}, it arrived damaged."),
                  {"es": ("Quiero devolver el pedido {order_id}.",), "fr": ("Je veux retourner la commande {order_id}.",)}, ("return {order_id}",), '{"label_url": "https://returns.example/4411"}'),
         ),
@@ -132,10 +126,10 @@ ALL = (
         "pets", "train", "appointment", "appointments", ("pet name", "species", "vet", "vaccine due", "weight"),
         {"pet": ("Biscuit", "Luna", "Mr. Whiskers"), "vet": ("Dr. Okafor", "Dr. Lindqvist"), "day": ("Thursday morning", "next Monday"), "food": ("salmon kibble", "senior dog food")},
         (
-            Tool("book_vet_visit", "Book a veterinary appointment for a pet.", {"pet": text("Pet's name"), "vet": text("Veterinarian"), "day": text("When")},
+            Tool("book_vet_visit", "Book a veterinary appointment for a pet.", {"pet": string("Pet's name"), "vet": string("Veterinarian"), "day": string("When")},
                  ("Book {pet} in with {vet} on {day}.", "{pet} needs a checkup, get an appointment for {day}.", "Schedule a vet visit for {pet}."),
                  {"es": ("Pide cita en el veterinario para {pet}.",), "fr": ("Prends rendez-vous chez le vétérinaire pour {pet}.",)}, ("vet for {pet}",), '{"appointment": "Thu 09:30", "vet": "{vet}"}'),
-            Tool("order_pet_food", "Order pet food for delivery.", {"food": text("Food product"), "bags": number("Number of bags")},
+            Tool("order_pet_food", "Order pet food for delivery.", {"food": string("Food product"), "bags": number("Number of bags")},
                  ("Order two bags of {food}.", "We're out of {food}, reorder it.", "Get {food} delivered this week."),
                  {"es": ("Pide dos sacos de {food}.",), "fr": ("Commande deux sacs de {food}.",)}, ("more {food}",), '{"order": "PF-221", "arrives": "Friday"}'),
         ),
@@ -150,10 +144,10 @@ ALL = (
         "insurance", "train", "claim", "claims", ("policy", "claim type", "amount", "status", "adjuster"),
         {"policy": ("POL-88213", "HX-50917"), "incident": ("a cracked windshield", "water damage in the kitchen", "a stolen bike"), "date": ("last Tuesday", "March 3")},
         (
-            Tool("file_claim", "File an insurance claim on a policy.", {"policy": text("Policy number"), "incident": text("What happened"), "date": text("When it happened")},
+            Tool("file_claim", "File an insurance claim on a policy.", {"policy": string("Policy number"), "incident": string("What happened"), "date": string("When it happened")},
                  ("File a claim on {policy} for {incident}.", "I need to report {incident} from {date}.", "Open a claim: {incident}, policy {policy}."),
                  {"es": ("Abre un parte en la póliza {policy} por {incident}.",), "fr": ("Déclare un sinistre sur le contrat {policy} pour {incident}.",)}, ("new claim",), '{"claim": "CL-7720", "adjuster": "M. Rossi"}'),
-            Tool("get_policy_coverage", "Look up what an insurance policy covers.", {"policy": text("Policy number")},
+            Tool("get_policy_coverage", "Look up what an insurance policy covers.", {"policy": string("Policy number")},
                  ("What does policy {policy} cover?", "Check the coverage on my policy {policy}.", "Am I covered for {incident} under {policy}?"),
                  {"es": ("¿Qué cubre mi póliza {policy}?",), "fr": ("Que couvre mon contrat {policy} ?",)}, ("coverage {policy}",), '{"covers": ["fire", "theft"], "deductible": 500}'),
         ),
@@ -168,11 +162,11 @@ ALL = (
         "energy", "train", "meter reading", "meter readings", ("meter", "reading", "usage kwh", "tariff", "bill amount"),
         {"reading": ("48213", "10977"), "meter": ("electricity", "gas"), "tariff": ("green fixed", "night saver")},
         (
-            Tool("submit_meter_reading", "Submit a gas or electricity meter reading.", {"meter": choice(["electricity", "gas"], "Meter type"), "reading": number("Meter value")},
+            Tool("submit_meter_reading", "Submit a gas or electricity meter reading.", {"meter": enum(["electricity", "gas"], "Meter type"), "reading": number("Meter value")},
                  ("Submit my {meter} meter reading: {reading}.", "The {meter} meter says {reading}, send it in.", "Enter {reading} as my latest {meter} reading."),
                  {"es": ("Envía mi lectura del contador: {reading}.", "El contador de {meter} marca {reading}, regístralo."), "fr": ("Transmets mon relevé de compteur : {reading}.",)},
                  ("reading {reading}",), '{"accepted": true, "next_bill": "June 2"}'),
-            Tool("switch_tariff", "Move the user's energy contract to another tariff.", {"tariff": choice(["green fixed", "night saver"], "Tariff name")},
+            Tool("switch_tariff", "Move the user's energy contract to another tariff.", {"tariff": enum(["green fixed", "night saver"], "Tariff name")},
                  ("Switch me to the {tariff} tariff.", "Move my contract to {tariff}.", "I'd like to change to {tariff} from next month."),
                  {"es": ("Cámbiame a la tarifa {tariff}.",), "fr": ("Passe mon contrat à l'offre {tariff}.",)}, ("switch to {tariff}",), '{"effective": "July 1"}'),
         ),
@@ -187,10 +181,10 @@ ALL = (
         "tickets", "train", "ticket", "tickets", ("event", "venue", "seat", "price", "date"),
         {"event": ("the Vanta concert", "the Saturday derby", "Hamlet at the Globe"), "seats": ("2", "4"), "section": ("balcony", "floor", "upper tier")},
         (
-            Tool("buy_tickets", "Buy tickets for an event.", {"event": text("Event"), "seats": number("Number of seats"), "section": choice(["balcony", "floor", "upper tier"], "Section")},
+            Tool("buy_tickets", "Buy tickets for an event.", {"event": string("Event"), "seats": number("Number of seats"), "section": enum(["balcony", "floor", "upper tier"], "Section")},
                  ("Get me {seats} tickets for {event}.", "Buy {seats} {section} seats for {event}.", "I want to go to {event}, grab {seats} tickets."),
                  {"es": ("Cómprame {seats} entradas para {event}.",), "fr": ("Achète-moi {seats} billets pour {event}.",)}, ("tickets {event}",), '{"order": "TK-6610", "total": 148}'),
-            Tool("transfer_ticket", "Send a ticket to another person.", {"event": text("Event"), "recipient_email": text("Email of the new holder")},
+            Tool("transfer_ticket", "Send a ticket to another person.", {"event": string("Event"), "recipient_email": string("Email of the new holder")},
                  ("Transfer my ticket for {event} to ana@example.org.", "Send one of my {event} tickets to my brother at leo@example.org.", "Give my seat for {event} to jo@example.org."),
                  {"es": ("Pasa mi entrada de {event} a ana@example.org.",), "fr": ("Transfère mon billet pour {event} à ana@example.org.",)}, ("send ticket",), '{"transferred": true}'),
         ),
@@ -205,10 +199,10 @@ ALL = (
         "hr", "train", "leave request", "leave requests", ("employee", "leave type", "start date", "end date", "days left"),
         {"start": ("August 4", "the 20th", "next Monday"), "days": ("3", "5", "10"), "leave_type": ("vacation", "sick", "parental")},
         (
-            Tool("submit_leave_request", "Request days off work.", {"leave_type": choice(["vacation", "sick", "parental"], "Kind of leave"), "start": text("First day"), "days": number("Working days")},
+            Tool("submit_leave_request", "Request days off work.", {"leave_type": enum(["vacation", "sick", "parental"], "Kind of leave"), "start": string("First day"), "days": number("Working days")},
                  ("Request {days} days of {leave_type} leave from {start}.", "I want to take {start} off, it's {leave_type}.", "Put in a {leave_type} request for {days} days starting {start}."),
                  {"es": ("Pide {days} días de vacaciones desde {start}.",), "fr": ("Pose {days} jours de congé à partir du {start}.",)}, ("leave {start}",), '{"request": "LV-301", "approver": "Dana"}'),
-            Tool("get_leave_balance", "Return how many leave days the user has left this year.", {"leave_type": choice(["vacation", "sick", "parental"], "Kind of leave")},
+            Tool("get_leave_balance", "Return how many leave days the user has left this year.", {"leave_type": enum(["vacation", "sick", "parental"], "Kind of leave")},
                  ("How many {leave_type} days do I have left?", "What's my remaining vacation balance?", "Check my leave balance."),
                  {"es": ("¿Cuántos días de vacaciones me quedan?",), "fr": ("Combien de jours de congé me reste-t-il ?",)}, ("days left?",), '{"vacation": 11, "sick": 5}'),
         ),
@@ -223,10 +217,10 @@ ALL = (
         "car_rental", "train", "rental", "rentals", ("car", "pickup location", "return date", "daily rate", "mileage"),
         {"city": ("Faro airport", "Munich central", "Reykjavík downtown"), "car_class": ("compact", "suv", "van"), "rental_id": ("CR-2281", "CR-9034")},
         (
-            Tool("rent_car", "Reserve a rental car at a location.", {"city": text("Pickup location"), "car_class": choice(["compact", "suv", "van"], "Car class"), "days": number("Rental days")},
+            Tool("rent_car", "Reserve a rental car at a location.", {"city": string("Pickup location"), "car_class": enum(["compact", "suv", "van"], "Car class"), "days": number("Rental days")},
                  ("Rent a {car_class} at {city} for a week.", "I need a car at {city} from Friday.", "Reserve a {car_class} rental in {city}."),
                  {"es": ("Alquila un {car_class} en {city} para una semana.",), "fr": ("Loue une {car_class} à {city} pour une semaine.",)}, ("{car_class} {city}",), '{"rental_id": "{rental_id}", "daily_rate": 47}'),
-            Tool("add_rental_driver", "Add a second driver to a car rental.", {"rental_id": text("Rental reference"), "driver_name": text("Driver's full name")},
+            Tool("add_rental_driver", "Add a second driver to a car rental.", {"rental_id": string("Rental reference"), "driver_name": string("Driver's full name")},
                  ("Add my wife as a driver on {rental_id}.", "Put a second driver on rental {rental_id}.", "Can my friend also drive the car from {rental_id}?"),
                  {"es": ("Añade un segundo conductor a {rental_id}.",), "fr": ("Ajoute un second conducteur à {rental_id}.",)}, ("extra driver",), '{"drivers": 2, "fee_per_day": 9}'),
         ),
@@ -244,13 +238,13 @@ ALL = (
          "vehicle": ("economy", "xl", "comfort"), "ride_id": ("R-2231", "R-8820", "R-4172")},
         (
             Tool("request_ride", "Request a car to take the user from a pickup point to a destination.",
-                 {"pickup": text("Where the driver picks the rider up"), "dropoff": text("Destination"), "vehicle": choice(["economy", "xl", "comfort"], "Car size")},
+                 {"pickup": string("Where the driver picks the rider up"), "dropoff": string("Destination"), "vehicle": enum(["economy", "xl", "comfort"], "Car size")},
                  ("Get me a ride from {pickup} to {dropoff}.", "I need a car to {dropoff}, pick me up at {pickup}.", "Book an {vehicle} ride to {dropoff}.",
                   "Can you send a driver to {pickup}? Going to {dropoff}."),
                  {"de": ("Bestell mir ein Auto von {pickup} nach {dropoff}.", "Ich brauche ein Taxi zum {dropoff}, Abholung am {pickup}."),
                   "pt": ("Pede-me um carro de {pickup} para {dropoff}.", "Preciso de um motorista para ir a {dropoff}.")},
                  ("ride to {dropoff}", "car please", "taxi now"), '{"ride_id": "{ride_id}", "eta_minutes": 6, "driver": "Ines"}'),
-            Tool("cancel_ride", "Cancel a ride that was requested.", {"ride_id": text("Ride identifier")},
+            Tool("cancel_ride", "Cancel a ride that was requested.", {"ride_id": string("Ride identifier")},
                  ("Cancel my ride {ride_id}.", "Call off the car I ordered, it's {ride_id}.", "I don't need the driver anymore, cancel {ride_id}."),
                  {"de": ("Storniere meine Fahrt {ride_id}.",), "pt": ("Cancela a minha viagem {ride_id}.",)}, ("cancel ride",), '{"cancelled": true, "fee": 0}'),
         ),
@@ -267,11 +261,11 @@ ALL = (
         {"tracking_number": ("PX-449120", "ZT-771023", "KL-300981"), "address": ("22 Birch Road", "Flat 3, 9 Canal Street", "117 Orchard Lane"),
          "weight_kg": ("2", "0.5", "12"), "carrier": ("swiftpost", "boxline")},
         (
-            Tool("parcel_status", "Get the delivery status of a parcel by its tracking number.", {"tracking_number": text("Tracking number"), "carrier": choice(["swiftpost", "boxline"], "Carrier")},
+            Tool("parcel_status", "Get the delivery status of a parcel by its tracking number.", {"tracking_number": string("Tracking number"), "carrier": enum(["swiftpost", "boxline"], "Carrier")},
                  ("Where is my parcel {tracking_number}?", "Track package {tracking_number} for me.", "Has {tracking_number} been delivered yet?", "Check the status of shipment {tracking_number} with {carrier}."),
                  {"de": ("Wo ist mein Paket {tracking_number}?",), "pt": ("Onde está a minha encomenda {tracking_number}?", "Segue o pacote {tracking_number}, por favor.")},
                  ("track {tracking_number}", "where's my package"), '{"status": "in transit", "eta": "Thursday"}'),
-            Tool("schedule_pickup", "Schedule a courier to collect a parcel from an address.", {"address": text("Pickup address"), "weight_kg": number("Parcel weight in kg")},
+            Tool("schedule_pickup", "Schedule a courier to collect a parcel from an address.", {"address": string("Pickup address"), "weight_kg": number("Parcel weight in kg")},
                  ("Schedule a courier pickup at {address} for a {weight_kg} kg box.", "Can someone collect a parcel from {address} tomorrow?", "Arrange a pickup of my {weight_kg} kg package from {address}."),
                  {"de": ("Plane eine Paketabholung in {address}.",), "pt": ("Agenda uma recolha na {address}.",)}, ("courier pickup",), '{"pickup_window": "9-12", "reference": "PU-5521"}'),
         ),
@@ -286,14 +280,14 @@ ALL = (
         "banking", "heldout", "transaction", "transactions", ("date", "amount", "merchant", "category", "balance"),
         {"amount": ("250", "40", "1,200"), "recipient": ("Carla Mendes", "my landlord", "Tom Becker"), "account": ("savings", "checking"), "card_last4": ("4421", "9080")},
         (
-            Tool("send_payment", "Move money from the user's account to a recipient.", {"amount": number("Amount"), "recipient": text("Who receives it"), "account": choice(["savings", "checking"], "Source account")},
+            Tool("send_payment", "Move money from the user's account to a recipient.", {"amount": number("Amount"), "recipient": string("Who receives it"), "account": enum(["savings", "checking"], "Source account")},
                  ("Send {amount} dollars to {recipient}.", "Transfer {amount} from my {account} account to {recipient}.", "Pay {recipient} {amount} please.", "Wire {amount} to {recipient} from {account}."),
                  {"de": ("Überweise {amount} Euro an {recipient}.", "Schick {amount} an {recipient} von meinem Konto."), "pt": ("Transfere {amount} euros para {recipient}.",)},
                  ("pay {recipient}",), '{"transfer_id": "TX-90812", "status": "sent"}'),
-            Tool("freeze_card", "Temporarily block a payment card.", {"card_last4": text("Last four digits of the card")},
+            Tool("freeze_card", "Temporarily block a payment card.", {"card_last4": string("Last four digits of the card")},
                  ("Freeze my card ending in {card_last4}.", "I lost my card {card_last4}, block it.", "Lock the card that ends with {card_last4} right away."),
                  {"de": ("Sperr meine Karte mit der Endung {card_last4}.",), "pt": ("Bloqueia o meu cartão terminado em {card_last4}.",)}, ("freeze card", "block my card"), '{"frozen": true}'),
-            Tool("get_account_balance", "Return the current balance of one of the user's accounts.", {"account": choice(["savings", "checking"], "Which account")},
+            Tool("get_account_balance", "Return the current balance of one of the user's accounts.", {"account": enum(["savings", "checking"], "Which account")},
                  ("What's my {account} balance?", "How much money is in my {account} account?", "Show the balance of {account}."),
                  {"de": ("Wie viel Geld ist auf meinem {account}-Konto?",), "pt": ("Qual é o saldo da minha conta {account}?",)}, ("balance?", "my balance"), '{"balance": 1843.22, "currency": "USD"}'),
         ),
@@ -308,14 +302,14 @@ ALL = (
         "smart_home", "heldout", "device", "devices", ("room", "device", "state", "power use", "last seen"),
         {"device": ("porch light", "garage door", "robot vacuum", "hallway lamp"), "room": ("attic", "nursery", "patio"), "level": ("30", "70", "100"), "scene": ("movie night", "wake up", "away")},
         (
-            Tool("switch_device", "Turn a smart home device on or off.", {"device": text("Device name"), "state": choice(["on", "off"], "Desired state")},
+            Tool("switch_device", "Turn a smart home device on or off.", {"device": string("Device name"), "state": enum(["on", "off"], "Desired state")},
                  ("Turn off the {device}.", "Switch the {device} on.", "Can you shut the {device} down for me?", "Power on the {device} please."),
                  {"de": ("Schalte das {device} aus.", "Mach die {device} an."), "pt": ("Desliga a {device}.", "Liga o {device}.")},
                  ("{device} off", "lights off"), '{"device": "{device}", "state": "off"}'),
-            Tool("set_dimmer", "Set the brightness of the lights in a room, in percent.", {"room": text("Room"), "level": number("Brightness 0-100")},
+            Tool("set_dimmer", "Set the brightness of the lights in a room, in percent.", {"room": string("Room"), "level": number("Brightness 0-100")},
                  ("Dim the {room} lights to {level} percent.", "Set the {room} to {level}% brightness.", "Make the {room} a bit darker, like {level} percent."),
                  {"de": ("Dimm das Licht im {room} auf {level} Prozent.",), "pt": ("Põe as luzes do {room} a {level} por cento.",)}, ("dim {room}",), '{"room": "{room}", "level": {level}}'),
-            Tool("activate_scene", "Run a saved home automation scene.", {"scene": choice(["movie night", "wake up", "away"], "Scene name")},
+            Tool("activate_scene", "Run a saved home automation scene.", {"scene": enum(["movie night", "wake up", "away"], "Scene name")},
                  ("Start the {scene} scene.", "Activate {scene} mode.", "Run my {scene} routine."), {"de": ("Starte die Szene {scene}.",)}, ("{scene} mode",), '{"scene": "{scene}", "devices": 7}'),
         ),
         ("Do smart plugs use electricity when they're off?", "What is the difference between Zigbee and Wi-Fi devices?", "Are robot vacuums worth it for pet hair?", "How long do LED bulbs usually last?"),
@@ -329,10 +323,10 @@ ALL = (
         "fitness", "heldout", "workout", "workouts", ("date", "activity", "duration", "calories", "heart rate"),
         {"activity": ("rowing", "spin class", "pilates"), "minutes": ("20", "45", "60"), "class_name": ("HIIT Express", "Morning Flow")},
         (
-            Tool("record_exercise", "Record a workout in the user's training log.", {"activity": text("What the user did"), "minutes": number("Duration in minutes")},
+            Tool("record_exercise", "Record a workout in the user's training log.", {"activity": string("What the user did"), "minutes": number("Duration in minutes")},
                  ("Log {minutes} minutes of {activity}.", "Add a {activity} session, {minutes} min, to my log.", "I just did {minutes} minutes of {activity}, record it."),
                  {"de": ("Trag {minutes} Minuten {activity} ein.",), "pt": ("Regista {minutes} minutos de {activity}.",)}, ("log {activity}",), '{"logged": true, "week_total_min": 210}'),
-            Tool("book_gym_class", "Book a spot in a gym class.", {"class_name": text("Class name"), "day": choice(["monday", "wednesday", "saturday"], "Day")},
+            Tool("book_gym_class", "Book a spot in a gym class.", {"class_name": string("Class name"), "day": enum(["monday", "wednesday", "saturday"], "Day")},
                  ("Book me into {class_name} on wednesday.", "Save a spot for me in {class_name}.", "Sign me up for {class_name} this saturday."),
                  {"de": ("Meld mich für den Kurs {class_name} an.",), "pt": ("Inscreve-me na aula {class_name}.",)}, ("book {class_name}",), '{"spot": 12, "waitlist": false}'),
         ),
@@ -347,10 +341,10 @@ ALL = (
         "library", "heldout", "loan", "loans", ("title", "author", "due date", "branch", "renewals"),
         {"title": ("The Glass Orchard", "Rivers of Salt", "A Short History of Maps"), "branch": ("Northside branch", "the central library"), "card": ("LC-40021",)},
         (
-            Tool("extend_book_loan", "Renew a borrowed library book.", {"title": text("Book title")},
+            Tool("extend_book_loan", "Renew a borrowed library book.", {"title": string("Book title")},
                  ("Renew {title}.", "Can you extend my loan of {title}?", "I need more time with {title}, renew it."),
                  {"de": ("Verlängere die Ausleihe von {title}.",), "pt": ("Renova o empréstimo de {title}.",)}, ("renew {title}",), '{"new_due": "June 14"}'),
-            Tool("place_hold", "Reserve a book to pick up at a library branch.", {"title": text("Book title"), "branch": text("Pickup branch")},
+            Tool("place_hold", "Reserve a book to pick up at a library branch.", {"title": string("Book title"), "branch": string("Pickup branch")},
                  ("Put a hold on {title} at the {branch}.", "Reserve {title} for me at {branch}.", "I want {title} held at {branch}."),
                  {"de": ("Reservier {title} in der {branch}.",), "pt": ("Reserva {title} na {branch}.",)}, ("hold {title}",), '{"queue_position": 2}'),
         ),
@@ -365,7 +359,7 @@ ALL = (
         "parking", "heldout", "parking session", "parking sessions", ("zone", "plate", "start", "end", "cost"),
         {"zone": ("Zone 14", "Garage Nord", "Lot C"), "plate": ("KL-482-TZ", "B-MW 2209"), "hours": ("1", "2", "4")},
         (
-            Tool("start_parking_session", "Start paying for parking in a zone for a vehicle.", {"zone": text("Parking zone"), "plate": text("License plate"), "hours": number("Hours")},
+            Tool("start_parking_session", "Start paying for parking in a zone for a vehicle.", {"zone": string("Parking zone"), "plate": string("License plate"), "hours": number("Hours")},
                  ("Start parking in {zone} for plate {plate}.", "Pay for {hours} hours of parking at {zone}.", "I just parked at {zone}, start the meter for {plate}."),
                  {"de": ("Starte das Parken in {zone} für {hours} Stunden.", "Bezahl den Parkplatz in {zone} für mein Auto {plate}."),
                   "pt": ("Começa o estacionamento na {zone} por {hours} horas.",)},
@@ -385,12 +379,12 @@ ALL = (
         "forecast", "heldout", "forecast", "forecasts", ("location", "temperature", "rain chance", "wind", "uv index"),
         {"location": ("Porto", "Graz", "Valparaíso", "Tromsø"), "days": ("3", "5", "7")},
         (
-            Tool("lookup_forecast", "Get the weather forecast for a location for the next days.", {"location": text("Place"), "days": number("Days ahead")},
+            Tool("lookup_forecast", "Get the weather forecast for a location for the next days.", {"location": string("Place"), "days": number("Days ahead")},
                  ("What's the forecast for {location} this weekend?", "Will it rain in {location} tomorrow?", "Give me the {days}-day forecast for {location}.", "Do I need an umbrella in {location} today?"),
                  {"de": ("Wie wird das Wetter morgen in {location}?", "Regnet es am Wochenende in {location}?"),
                   "pt": ("Como vai estar o tempo em {location} amanhã?", "Vai chover em {location} no fim de semana?")},
                  ("weather {location}", "rain tomorrow?"), '{"tomorrow": {"high": 19, "rain_chance": 0.6}}'),
-            Tool("air_quality_index", "Return the current air quality index for a location.", {"location": text("Place")},
+            Tool("air_quality_index", "Return the current air quality index for a location.", {"location": string("Place")},
                  ("How's the air quality in {location} right now?", "Is the air in {location} safe for a run today?", "Check the pollution level in {location}."),
                  {"de": ("Wie ist die Luftqualität in {location}?",), "pt": ("Como está a qualidade do ar em {location}?",)}, ("aqi {location}",), '{"aqi": 42, "level": "good"}'),
         ),
@@ -405,10 +399,10 @@ ALL = (
         "groceries", "heldout", "grocery item", "grocery items", ("product", "aisle", "quantity", "unit price", "expiry"),
         {"product": ("oat milk", "sourdough bread", "free-range eggs", "basmati rice"), "slot": ("Tuesday 6-8pm", "tomorrow morning"), "list_name": ("weekly shop", "party")},
         (
-            Tool("add_to_shopping_list", "Add a product to one of the user's shopping lists.", {"product": text("Product"), "list_name": text("Which list")},
+            Tool("add_to_shopping_list", "Add a product to one of the user's shopping lists.", {"product": string("Product"), "list_name": string("Which list")},
                  ("Add {product} to the {list_name} list.", "Put {product} on my shopping list.", "Don't let me forget {product}, add it to {list_name}."),
                  {"de": ("Setz {product} auf meine Einkaufsliste.",), "pt": ("Adiciona {product} à lista de compras.",)}, ("+ {product}",), '{"items": 9}'),
-            Tool("book_delivery_slot", "Reserve a grocery delivery time slot.", {"slot": text("Delivery slot")},
+            Tool("book_delivery_slot", "Reserve a grocery delivery time slot.", {"slot": string("Delivery slot")},
                  ("Book the {slot} delivery slot.", "Can I get my groceries delivered {slot}?", "Reserve delivery for {slot}."),
                  {"de": ("Reservier die Lieferung für {slot}.",), "pt": ("Reserva a entrega para {slot}.",)}, ("delivery {slot}",), '{"slot": "{slot}", "fee": 3.99}'),
         ),
