@@ -382,6 +382,7 @@ def bench_specialists(
     hcp: TrainedHcp = None,
     per_family: Annotated[int, typer.Option(min=1, help="Cases per family and split.")] = 30,
     split: Annotated[Optional[list[str]], typer.Option(help="heldout (things never trained on) and/or wording (trained things, new wording); default both.")] = None,
+    family: Annotated[Optional[list[str]], typer.Option(help="Only this family (chat, agent, coding, genui); repeatable; default every trained one.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
 ) -> None:
     """Base vs each specialist vs the routed system (model=molt) on each family's held-out splits."""
@@ -394,7 +395,7 @@ def bench_specialists(
         err.print(f"[bold red]error:[/] unknown split {', '.join(unknown)}; choose from {', '.join(SPLITS[1:])}")
         raise typer.Exit(2)
     try:
-        config = SpecialistsBenchConfig(per_family, splits=tuple(split or SPLITS[1:]))
+        config = SpecialistsBenchConfig(per_family, splits=tuple(split or SPLITS[1:]), families=tuple(family or ()))
         result = run(_trained_hcp(hcp), config, err if json_output else console)
     except ValueError as e:
         err.print(f"[bold red]error:[/] {e}")

@@ -25,3 +25,14 @@ def test_every_system_gets_the_same_sampling_and_conversation(name):
         assert strip(base) == strip(specialist) == strip(routed)
         assert routed["temperature"] == 0 and routed["max_tokens"] == FAMILIES[name].max_tokens
         assert routed["max_tokens"] <= hcp.generation.max_tokens  # the proxy honours it unclamped
+
+
+def test_a_family_without_a_trained_specialist_is_refused_before_any_work():
+    from rich.console import Console
+
+    from molt.bench.specialists import SpecialistsBenchConfig, run
+
+    hcp = load_hcp()
+    trained = hcp.model_copy(update={"specialists": [s.model_copy(update={"adapter": "chat"}) if s.label == "chat" else s for s in hcp.specialists]})
+    with pytest.raises(ValueError, match="no trained specialist for agent in this HCP; it has chat"):
+        run(trained, SpecialistsBenchConfig(families=("agent",)), Console())

@@ -44,6 +44,27 @@ def test_route_answer_summary_and_the_next_turn_sees_the_summary(engine_url):
     assert first.conversation.turns[0].summary is None  # the stored snapshot is never mutated
 
 
+def test_the_loop_keeps_no_state_per_turn_once_summaries_are_written(engine_url):
+    """Summaries travel with their turns: after 12 turns the loop holds nothing, and a later
+    turn still sees every summary (memory is bounded by the conversation store alone)."""
+    async def steps(loop):
+        conversation = Conversation()
+        for i in range(6):
+            conversation = (await loop.run(conversation, [CODE_Q])).conversation
+            conversation = (await loop.run(conversation, [{"role": "user", "content": f"Thanks {i}!"}])).conversation
+        in_flight = len(loop.summaries)
+        await asyncio.gather(*loop.summaries.values())
+        await asyncio.sleep(0)  # done callbacks run on the next loop iteration
+        held = dict(loop.summaries)
+        last = await loop.run(conversation, [CODE_Q])
+        return in_flight, held, last
+
+    in_flight, held, last = run(engine_url, steps)
+    assert in_flight >= 1 and held == {}
+    turns = last.conversation.turns
+    assert len(turns) == 13 and all(t.summary is not None for t in turns if t.label == "chat")  # the tiny model may write ""
+
+
 def test_tool_results_stick_to_the_calling_adapter(engine_url):
     async def steps(loop):
         called = await loop.run(Conversation(), [WEATHER_Q], tools=[WEATHER])

@@ -31,6 +31,8 @@ class SpecialistsBenchConfig:
     seed: int = 0
     concurrency: int = 16
     splits: tuple[Split, ...] = ("heldout", "wording")
+    families: tuple[str, ...] = ()
+    """Only these families (labels); empty means every trained one."""
 
 
 def scored(label: str, cases, messages) -> dict[str, float]:
@@ -42,6 +44,11 @@ def run(hcp: HCP, config: SpecialistsBenchConfig, console: Console) -> dict:
     trained = [s for s in hcp.specialists if s.adapter and s.label in FAMILIES]
     if not trained:
         raise ValueError("this HCP has no trained specialist with a data family; run `molt specialists bootstrap` first")
+    if config.families:
+        missing = sorted(set(config.families) - {s.label for s in trained})
+        if missing:
+            raise ValueError(f"no trained specialist for {', '.join(missing)} in this HCP; it has {', '.join(s.label for s in trained)}")
+        trained = [s for s in trained if s.label in config.families]
     results: dict[str, dict[str, dict]] = {split: {} for split in config.splits}
     with engine_thread(hcp) as served:
         engine_url = served.model.engine_url

@@ -96,6 +96,7 @@ class TurnLoop:
         """Opt-in JSONL of routed user turns ({"text", "label", "kind"}, and the turn's "tools" and
         recent "messages" when it has them): traffic to retrain the router on."""
         self.summaries: dict[str, asyncio.Task] = {}
+        """Summaries being written, by turn id; each leaves when done (the turn keeps its result)."""
         self.metrics = ProxyMetrics()
 
     def model_for(self, label: str) -> str:
@@ -151,7 +152,10 @@ class TurnLoop:
         if message.get("tool_calls"):
             return TurnResult(message, plan.decision, replace(plan.conversation, turns=plan.turns, pending=turn), usage)
         if self.write_summaries:
-            self.summaries[turn.id] = asyncio.create_task(self.summarise(turn, plan.conversation.system, plan.turns))
+            task = asyncio.create_task(self.summarise(turn, plan.conversation.system, plan.turns))
+            self.summaries[turn.id] = task  # in flight only, so shutdown can cancel it
+            task.add_done_callback(lambda _, key=turn.id: self.summaries.pop(key, None))
+            turn = replace(turn, writing=task)
         else:  # benchmarks measure the loop without the summary hop: others see the answer's start
             turn = replace(turn, summary=text_of(message)[:400])
         return TurnResult(message, plan.decision, replace(plan.conversation, turns=(*plan.turns, turn), pending=None), usage)
@@ -174,7 +178,8 @@ class TurnLoop:
         done = []
         for turn in turns:
             if turn.label != label and turn.summary is None:
-                turn = replace(turn, summary=await self.summaries[turn.id])
+                summary = await turn.writing if turn.writing is not None else text_of(turn.replies[-1])[:400]
+                turn = replace(turn, summary=summary, writing=None)
             done.append(turn)
         return tuple(done)
 

@@ -7,6 +7,7 @@ change, so the rendered tokens of one turn are a prefix of the next turn's for t
 re-entering an adapter hits the engine's per-adapter prefix cache.
 """
 
+import asyncio
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ class Turn:
     summary: str | None = None
     """The specialist's short summary, shown to the others; None while it is still being written."""
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    writing: "asyncio.Task[str] | None" = field(default=None, compare=False, repr=False)
+    """The task writing the summary. It travels with the turn, so a summary lives exactly as long
+    as a stored conversation that holds it: the proxy itself keeps no per-turn state."""
 
 
 class PendingSummary(RuntimeError):
