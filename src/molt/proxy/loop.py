@@ -178,8 +178,8 @@ class TurnLoop:
         done = []
         for turn in turns:
             if turn.label != label and turn.summary is None:
-                summary = await turn.writing if turn.writing is not None else text_of(turn.replies[-1])[:400]
-                turn = replace(turn, summary=summary, writing=None)
+                # finish() gives every unsummarised turn its writing task; adopted turns come summarised
+                turn = replace(turn, summary=await turn.writing, writing=None)
             done.append(turn)
         return tuple(done)
 
