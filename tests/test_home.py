@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from molt.home import build_once, cache_dir, molt_home
+from molt.home import build_once, cache_dir, molt_home, replace_folder, write_atomic
 
 
 def test_molt_home_follows_the_environment(tmp_path, monkeypatch):
@@ -54,3 +54,26 @@ def test_stale_temp_folder_of_a_dead_process_is_removed(tmp_path):
     build_once(tmp_path / "thing", lambda tmp: None)
     assert not stale.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["thing"]
+
+
+def test_a_failed_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    path = write_atomic(tmp_path / "hcp.toml", "old = 1\n")
+    monkeypatch.setattr("molt.home.os.replace", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError, match="disk full"):
+        write_atomic(path, "new = 2\n")
+    assert path.read_text() == "old = 1\n" and list(tmp_path.iterdir()) == [path]  # no temp file left
+
+
+def test_replace_folder_keeps_the_old_folder_until_the_new_one_is_built(tmp_path):
+    final = tmp_path / "router"
+    replace_folder(final, lambda tmp: (tmp / "router.json").write_text("v1"))
+
+    def broken(tmp):
+        (tmp / "router.json").write_text("half")
+        raise RuntimeError("interrupted")
+
+    with pytest.raises(RuntimeError, match="interrupted"):
+        replace_folder(final, broken)
+    assert (final / "router.json").read_text() == "v1" and list(tmp_path.iterdir()) == [final]
+    replace_folder(final, lambda tmp: (tmp / "router.json").write_text("v2"))
+    assert (final / "router.json").read_text() == "v2" and list(tmp_path.iterdir()) == [final]

@@ -1,13 +1,15 @@
 """The ``molt`` command. Each verb is one job and calls one package entry point."""
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from molt import __version__
+from molt.http_api import API_KEY_ENV
+from molt.proxy.limits import Limits
 from molt.models import LoadedModel, ModelLoadError, load_model
 
 COMING = "Coming next: rl, evolve, registry."
@@ -40,6 +42,14 @@ specialists_app = command_group("specialists", "The default specialists: train t
 router_app = command_group("router", "Trained routers: fit one on labelled requests, score one on held-out requests.")
 console = Console()
 err = Console(stderr=True)
+PROXY_LIMITS = Limits()
+API_KEY_HELP = "Bearer token every API request must carry (401 without it); default: no auth."
+
+
+def fail(error: object, code: int = 2) -> NoReturn:
+    """Print ``error`` the way every command reports one, and exit with ``code``."""
+    err.print(f"[bold red]error:[/] {error}")
+    raise typer.Exit(code)
 
 Source = Annotated[str, typer.Option("--model", "-m", help=SOURCE_HELP)]
 TrainedHcp = Annotated[Optional[Path], typer.Option(help="The HCP to use; default: the bootstrapped one (`molt specialists bootstrap`).")]
@@ -49,8 +59,7 @@ def _load(source: str) -> LoadedModel:
     try:
         loaded = load_model(source)
     except ModelLoadError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
     origin = {"hit": "from cache", "converted": "converted to cache", "none": ""}[loaded.cache]
     err.print(
         f"[dim]{source}: {loaded.model_type}, {loaded.num_parameters / 1e6:.1f}M parameters, "
@@ -65,20 +74,24 @@ def up(
     host: Annotated[str, typer.Option(help="Address of the chat page and API.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port of the chat page and the proxy's OpenAI API.")] = 8000,
     engine_port: Annotated[int, typer.Option(help="Port of the engine (OpenAI + vLLM adapter API).")] = 8001,
-    bootstrap: Annotated[bool, typer.Option(help="Without --hcp: train the default specialists on first start (minutes, once; cached in $MOLT_HOME).")] = True,
+    bootstrap: Annotated[bool, typer.Option(help="Without --hcp: on first start, train the default specialists in the background while serving (minutes, once; cached in $MOLT_HOME).")] = True,
 ) -> None:
     """Start the stack on the embedded model: engine, routing proxy and chat page at
     http://127.0.0.1:8000. With questions piped on stdin, answer them and exit.
 
-    The first start trains the four default specialists and the router (a few minutes on two
-    cores, with progress); later starts serve them at once."""
+    The first start serves at once with the base answering, while the four default specialists
+    and the router train in the background (minutes on two cores, once; progress in the log, on
+    the page and in /health); each specialist is served as soon as it is trained."""
+    from molt.hcp import load_hcp
+    from molt.specialists.bootstrap import bootstrapped_path
     from molt.stack import run_stack
 
-    if hcp is None and bootstrap:
-        contract = _bootstrapped()
+    first_start = hcp is None and bootstrap and not bootstrapped_path(load_hcp()).is_file()
+    if hcp is None and bootstrap and not first_start:
+        contract = _hcp(bootstrapped_path(load_hcp()))
     else:
         contract = _hcp(hcp)
-    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err)
+    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err, train=first_start)
 
 
 @app.command()
@@ -144,6 +157,7 @@ def engine_serve(
     adapters_root: Annotated[Optional[Path], typer.Option(help=_engine_help("adapters_root"))] = None,
     lora: Annotated[Optional[list[str]], typer.Option(help="Adapter to load at start, as NAME=PATH (repeatable).")] = None,
     served_model_name: Annotated[Optional[str], typer.Option(help=_engine_help("served_model_name"))] = None,
+    api_key: Annotated[Optional[str], typer.Option(help=API_KEY_HELP, envvar=API_KEY_ENV, show_envvar=True)] = None,
 ) -> None:
     """Serve a base model and its LoRA adapters over the OpenAI API (vLLM-compatible adapter routes)."""
     from pydantic import ValidationError
@@ -155,8 +169,7 @@ def engine_serve(
 
     pairs = [item.partition("=") for item in lora or []]
     if any(not name or not path for name, _, path in pairs):
-        err.print("[bold red]error:[/] --lora takes NAME=PATH")
-        raise typer.Exit(2)
+        fail("--lora takes NAME=PATH")
     options = dict(
         model=model, dtype=dtype, kv_cache_dtype=kv_cache_dtype, max_num_seqs=max_num_seqs, max_model_len=max_model_len,
         max_prefill_chunk=max_prefill_chunk, prefix_cache_mb=prefix_cache_mb,
@@ -164,11 +177,11 @@ def engine_serve(
     )
     try:
         config = EngineConfig(**options, **({"adapters_root": adapters_root} if adapters_root else {}))
-        app = create_app(config, _load(model))
+        app = create_app(config, _load(model), token=api_key)
     except (ValidationError, AdapterError) as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
-    err.print(f"molt engine: {config.base_name} on http://{host}:{port}/v1 (dtype {config.torch_dtype}, adapters root {config.adapters_root})")
+        fail(e)
+    auth = "bearer token required" if api_key else "no auth"
+    err.print(f"molt engine: {config.base_name} on http://{host}:{port}/v1 (dtype {config.torch_dtype}, adapters root {config.adapters_root}, {auth})")
     serve(app, host, port)
 
 
@@ -177,19 +190,22 @@ def mint_serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8002,
     dtype: Annotated[str, typer.Option(help="Training dtype: auto (bfloat16 where the CPU has it natively), float32 or bfloat16.")] = "auto",
+    base: Annotated[Optional[list[str]], typer.Option(help="A base model source clients may train and sample (repeatable); default: embedded.")] = None,
+    api_key: Annotated[Optional[str], typer.Option(help=API_KEY_HELP, envvar=API_KEY_ENV, show_envvar=True)] = None,
 ) -> None:
-    """Serve MinT over HTTP for ServiceClient(base_url=...): bases load on first use, futures by id."""
+    """Serve MinT over HTTP for ServiceClient(base_url=...): bases load on first use, futures by id.
+    Only the bases named by --base are served, with caps on LoRA rank, runs, samples and queue depth."""
     from molt.http_server import serve
     from molt.mint.server import create_app
-    from molt.mint.service import LocalService
+    from molt.mint.service import LocalService, MintLimits
 
     try:
-        service = LocalService(dtype)
+        service = LocalService(dtype, MintLimits(bases=tuple(base or ["embedded"])))
     except ValueError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
-    err.print(f"molt mint: http://{host}:{port} (dtype {str(service.dtype).removeprefix('torch.')}, checkpoints under $MOLT_HOME)")
-    serve(create_app(service), host, port)
+        fail(e)
+    auth = "bearer token required" if api_key else "no auth"
+    err.print(f"molt mint: http://{host}:{port} (bases {', '.join(service.limits.bases)}; dtype {str(service.dtype).removeprefix('torch.')}; checkpoints under $MOLT_HOME; {auth})")
+    serve(create_app(service, token=api_key), host, port)
 
 
 def _sft_help(field: str) -> str:
@@ -243,19 +259,15 @@ def train_sft(
         )
         service = ServiceClient(base_url=mint_url) if mint_url else ServiceClient(dtype=dtype)
     except ValidationError as e:
-        for problem in e.errors():
-            field = str(problem["loc"][0])
-            err.print(f"[bold red]error:[/] {SFT_FLAGS.get(field, '--' + field.replace('_', '-'))}: {problem['msg']} (got {problem.get('input')!r})")
-        raise typer.Exit(2) from None
+        flag = lambda field: SFT_FLAGS.get(field, "--" + field.replace("_", "-"))
+        fail("\n".join(f"{flag(str(p['loc'][0]))}: {p['msg']} (got {p.get('input')!r})" for p in e.errors()))
     except ValueError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
     with _sft_progress() as (on_start, on_step):
         try:
             result = run_sft(config, service, resume=resume, on_start=on_start, on_step=on_step)
         except (DatasetError, ResumeError, ModelLoadError) as e:
-            err.print(f"[bold red]error:[/] {e}")
-            raise typer.Exit(2) from None
+            fail(e)
         except KeyboardInterrupt:
             err.print(f"[yellow]interrupted[/]; continue from the last checkpoint with: molt train sft ... --adapter {adapter} --resume")
             raise typer.Exit(130) from None
@@ -264,8 +276,7 @@ def train_sft(
 
         response = httpx.post(f"{engine_url.rstrip('/')}/v1/load_lora_adapter", json={"lora_name": adapter, "lora_path": result.revision}, timeout=120)
         if response.is_error:
-            err.print(f"[bold red]error:[/] the engine refused the adapter: {response.text}")
-            raise typer.Exit(1)
+            fail(f"the engine refused the adapter: {response.text}", 1)
     if json_output:
         console.print_json(json.dumps({**dataclasses.asdict(result), "manifest": str(result.manifest)}))
         return
@@ -371,8 +382,7 @@ def bench_route(
     try:
         result = run(_trained_hcp(hcp), RouteBenchConfig(per_label, conversations, turns, think_seconds), err if json_output else console)
     except ValueError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
     if json_output:
         print_json(result)
 
@@ -392,14 +402,12 @@ def bench_specialists(
 
     unknown = sorted(set(split or []) - set(SPLITS[1:]))
     if unknown:
-        err.print(f"[bold red]error:[/] unknown split {', '.join(unknown)}; choose from {', '.join(SPLITS[1:])}")
-        raise typer.Exit(2)
+        fail(f"unknown split {', '.join(unknown)}; choose from {', '.join(SPLITS[1:])}")
     try:
         config = SpecialistsBenchConfig(per_family, splits=tuple(split or SPLITS[1:]), families=tuple(family or ()))
         result = run(_trained_hcp(hcp), config, err if json_output else console)
     except ValueError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
     if json_output:
         print_json(result)
 
@@ -424,8 +432,7 @@ def bench_train(
     try:
         result = run(config, err if json_output else console)
     except ValueError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
     if json_output:
         print_json(result)
 
@@ -436,8 +443,7 @@ def _hcp(path: Optional[Path]):
     try:
         return load_hcp(path)
     except HCPError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
 
 
 HcpFile = Annotated[Optional[Path], typer.Argument(help="An HCP TOML file; omit for the one molt ships.")]
@@ -452,21 +458,8 @@ def _trained_hcp(path: Optional[Path]):
         return _hcp(path)
     trained = bootstrapped_path(load_hcp())
     if not trained.is_file():
-        err.print("[bold red]error:[/] no trained specialists yet: run `molt specialists bootstrap` (or `molt up`), or pass --hcp")
-        raise typer.Exit(2)
+        fail("no trained specialists yet: run `molt specialists bootstrap` (or `molt up`), or pass --hcp")
     return _hcp(trained)
-
-
-def _bootstrapped():
-    """The bootstrapped default HCP, training it first when it is missing."""
-    from molt.hcp import load_hcp
-    from molt.specialists.bootstrap import bootstrapped_path
-
-    shipped = load_hcp()
-    if not bootstrapped_path(shipped).is_file():
-        err.print("[bold]First start:[/] training the default specialists and the router (a few minutes, once) ...")
-        _run_bootstrap(shipped, None)
-    return _hcp(bootstrapped_path(shipped))
 
 
 def _run_bootstrap(contract, labels):
@@ -515,7 +508,7 @@ def _bootstrap_progress():
 def specialists_bootstrap(
     hcp: Annotated[Optional[Path], typer.Option(help="The HCP whose specialists to train; default: the one molt ships.")] = None,
     only: Annotated[Optional[str], typer.Option(help="Comma-separated labels to train (others keep their adapters).")] = None,
-    force: Annotated[bool, typer.Option(help="Train again even if a bootstrapped HCP exists.")] = False,
+    force: Annotated[bool, typer.Option(help="Train again even if a bootstrapped HCP exists (adapters already trained with the same recipe and data are kept).")] = False,
 ) -> None:
     """Generate each specialist's training data, fine-tune its adapter with MinT SFT, train the
     router, and write the HCP that serves them to $MOLT_HOME/specialists/<name>.toml."""
@@ -531,8 +524,7 @@ def specialists_bootstrap(
         contract = _hcp(path)  # retrain some: the others keep the adapters they were bootstrapped with
     unknown = sorted(set(labels or []) - {s.label for s in contract.specialists})
     if unknown:
-        err.print(f"[bold red]error:[/] --only names {', '.join(unknown)}, not labels of this HCP")
-        raise typer.Exit(2)
+        fail(f"--only names {', '.join(unknown)}, not labels of this HCP")
     trained, path = _run_bootstrap(contract, labels)
     for specialist in trained.specialists:
         console.print(f"{specialist.label:>8}: {specialist.revision or 'base (no data family)'}")
@@ -549,7 +541,7 @@ def router_train(
     """Fit the classifier router on the data families' turns, the outside-style corpus, the HCP's
     examples and traffic, and report its accuracy on both held-out sets (the families', and the
     corpus's domain/style-held-out split)."""
-    from molt.home import molt_home
+    from molt.home import molt_home, replace_folder
     from molt.router.training import RoutingSet, read_traffic, train_from_families
     from molt.specialists.bootstrap import router_folder
 
@@ -561,9 +553,8 @@ def router_train(
             logged = logged + read_traffic(path, labels)
         router = train_from_families(contract, layer=layer, traffic=logged)
     except (OSError, ValueError) as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
-    folder = router.save(out or molt_home() / router_folder(contract))
+        fail(e)
+    folder = replace_folder(out or molt_home() / router_folder(contract), router.save)
     for name, title in (("heldout", "held-out accuracy"), ("outside", "outside-style held-out accuracy")):
         report = router.info.get(name)
         if report:
@@ -587,8 +578,7 @@ def router_eval(
     try:
         report = evaluate_router(_trained_hcp(hcp), per_label, console=err if json_output else console)
     except ValueError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
     if json_output:
         print_json(report)
 
@@ -598,22 +588,20 @@ def proxy_serve(
     hcp: Annotated[Optional[Path], typer.Option(help="The HCP file to run; default: the one molt ships.")] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    max_request_kb: Annotated[int, typer.Option(min=1, help="Refuse larger request bodies (413).")] = 1024,
-    max_in_flight: Annotated[int, typer.Option(min=1, help="Turns answered at once.")] = 8,
-    max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429.")] = 32,
+    max_request_kb: Annotated[int, typer.Option(min=1, help="Refuse larger request bodies (413), counted on the bytes received.")] = PROXY_LIMITS.max_request_bytes // 1024,
+    max_in_flight: Annotated[int, typer.Option(min=1, help="Turns answered at once.")] = PROXY_LIMITS.max_in_flight,
+    max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429 with Retry-After.")] = PROXY_LIMITS.max_queued,
     log_routes: Annotated[Optional[Path], typer.Option(help='Append each routed user turn to this JSONL ({"text", "label", "kind"}, plus "tools" and recent "messages" when the turn has them); it holds user text, so it is off unless asked for. Correct the labels, then `molt router train --traffic FILE`.')] = None,
 ) -> None:
     """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
     from molt.http_server import serve
-    from molt.proxy.limits import Limits
     from molt.proxy.server import create_app
 
     contract = _hcp(hcp)
     try:
         app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued), route_log=log_routes)
     except ValueError as e:
-        err.print(f"[bold red]error:[/] {e}")
-        raise typer.Exit(2) from None
+        fail(e)
     labels = ", ".join(s.label for s in contract.specialists)
     auth = f"bearer token from ${contract.environment.api_key_env}" if contract.environment.api_key_env else "no auth"
     err.print(f"molt proxy: http://{host}:{port}/v1 (model 'molt' routes over {labels}; engine {contract.model.engine_url}; {auth})")

@@ -1,4 +1,6 @@
-"""Where molt keeps what it builds on this machine (converted models, tokenizers).
+"""Where molt keeps what it builds on this machine (converted models, tokenizers), and how it
+writes there: every file and folder appears whole or not at all (temp + fsync + rename), so a
+crash or a full disk never leaves a half-written HCP, router or checkpoint behind.
 
 The location is a machine fact, so it comes from the environment: ``$MOLT_HOME``, else
 ``~/.cache/molt``. Nothing here is downloaded; everything is derived from local files.
@@ -39,14 +41,73 @@ def build_once(final: Path, build: Callable[[Path], None]) -> bool:
     tmp.mkdir(parents=True)
     try:
         build(tmp)
+        fsync_tree(tmp)
         try:
             os.replace(tmp, final)
         except OSError:
             if not final.is_dir():  # a concurrent build that finished first is fine
                 raise
+        fsync_dir(final.parent)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return True
+
+
+def replace_folder(final: Path, build: Callable[[Path], None]) -> Path:
+    """Like ``build_once``, but a folder already at ``final`` is replaced by the new build (the
+    old one stays whole until the new one is complete)."""
+    old = final.parent / f".{final.name}.old-{os.getpid()}"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.is_dir():
+        _remove_stale_builds(final)
+        tmp = final.parent / f".{final.name}.tmp-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        try:
+            build(tmp)
+            fsync_tree(tmp)
+            os.replace(final, old)
+            os.replace(tmp, final)
+            fsync_dir(final.parent)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(old, ignore_errors=True)
+    else:
+        build_once(final, build)
+    return final
+
+
+def write_atomic(path: Path, data: str | bytes) -> Path:
+    """Write ``path`` whole or not at all: a temporary file beside it, fsynced, renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "wb") as file:
+            file.write(data.encode("utf-8") if isinstance(data, str) else data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+    return path
+
+
+def fsync_tree(folder: Path) -> None:
+    for file in folder.rglob("*"):
+        if file.is_file():
+            with open(file, "rb") as handle:
+                os.fsync(handle.fileno())
+    fsync_dir(folder)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX: fsync the directory itself)."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _remove_stale_builds(final: Path) -> None:

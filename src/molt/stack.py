@@ -1,7 +1,8 @@
 """``molt up``: the whole serving stack in one process on the embedded model.
 
-Without ``--hcp`` it serves the bootstrapped default HCP (trained specialists and router), and
-trains it first when ``$MOLT_HOME`` has none (``molt.specialists.bootstrap``).
+Without ``--hcp`` it serves the bootstrapped default HCP (trained specialists and router). When
+``$MOLT_HOME`` has none yet, it serves the shipped HCP at once and trains in the background,
+serving each specialist as soon as it is ready (``molt.specialists.background``).
 
 The engine (OpenAI + vLLM adapter API) runs on a background thread at the engine port; the
 proxy, with the web page at ``/``, serves the user at the main port until Ctrl-C. With questions
@@ -26,6 +27,7 @@ from molt.hcp import HCP
 from molt.http_server import ServerThread, serve
 from molt.models import LoadedModel, load_model
 from molt.proxy.server import create_app as create_proxy_app
+from molt.specialists.background import BackgroundBootstrap
 
 
 def stack_hcp(hcp: HCP, engine_port: int) -> HCP:
@@ -58,11 +60,16 @@ def proxy_with_page(hcp: HCP):
     return app
 
 
-def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console) -> None:
+def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False) -> None:
+    """Serve ``hcp``; with ``train``, also train its specialists and router in the background,
+    each served as soon as it is ready (first start)."""
     hcp = stack_hcp(hcp, engine_port)
     with ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port) as engine_url:
         err.print(f"[dim]engine: {engine_url}/v1 ({hcp.model.base})[/]")
         app = proxy_with_page(hcp)
+        if train:
+            err.print("[bold]First start:[/] the base answers now; the specialists and the router train in the background and are served as each is ready")
+            BackgroundBootstrap(hcp, app.state.service, log=lambda line: err.print(line, markup=False, highlight=False)).start()
         if not questions_piped():
             err.print(f"molt is up: chat at [bold]http://{host}:{port}[/], OpenAI API at http://{host}:{port}/v1 (model 'molt'); Ctrl-C stops it")
             serve(app, host, port, log_level="warning")

@@ -42,7 +42,7 @@ def proxy(contract):
 
     app = create_app(contract, summaries=False)  # no summary requests: every chat request is an answer
     with ServerThread(app) as url:
-        app.state.loop.engine.event_hooks["request"].append(record)
+        app.state.service.loop.engine.event_hooks["request"].append(record)
         yield url, sent
 
 
@@ -95,5 +95,5 @@ def test_responses_use_max_output_tokens_temperature_and_top_p(client, sent):
 
 
 def test_out_of_range_settings_are_refused(client):
-    with pytest.raises(openai.UnprocessableEntityError):
+    with pytest.raises(openai.BadRequestError, match="max_tokens"):  # 400 naming the field, as OpenAI and the engine answer
         client.chat.completions.create(model="chat", messages=[HELLO], max_tokens=0)

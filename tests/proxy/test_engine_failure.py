@@ -48,7 +48,7 @@ def test_engine_killed_mid_turn(tmp_path):
             first = client.chat.completions.create(model="molt", messages=[CODE_Q])
             history = [CODE_Q, {"role": "assistant", "content": first.choices[0].message.content}]
             assert history[1]["content"] == CODE_A
-            before = app.state.store.get(fingerprint(history))
+            before = app.state.service.store.get(fingerprint(history))
             assert [t.label for t in before.turns] == ["coding"]
             turn = [*history, {"role": "user", "content": "Tell me a long story."}]
             stream = client.chat.completions.create(model="chat", messages=turn, stream=True)
@@ -60,15 +60,15 @@ def test_engine_killed_mid_turn(tmp_path):
                         engine.send_signal(signal.SIGKILL)
                         engine.wait(30)
             assert received >= 2
-            assert app.state.store.get(fingerprint(history)) is before  # untouched
-            assert len(app.state.store) == 1  # the broken turn was never stored
+            assert app.state.service.store.get(fingerprint(history)) is before  # untouched
+            assert len(app.state.service.store) == 1  # the broken turn was never stored
             with pytest.raises(openai.APIStatusError, match="engine unreachable") as error:
                 client.chat.completions.create(model="chat", messages=turn)
-            assert error.value.status_code == 502
+            assert error.value.status_code == 503  # a dead engine: unavailable, retry later
             engine = start_engine(tmp_path, port)
             again = client.chat.completions.create(model="chat", messages=turn, max_tokens=8)
             assert again.model_extra["molt"]["specialist"] == "chat"
-            after = app.state.store.get(fingerprint([*turn, again.choices[0].message.model_dump(exclude_none=True)]))
+            after = app.state.service.store.get(fingerprint([*turn, again.choices[0].message.model_dump(exclude_none=True)]))
             assert [t.label for t in after.turns] == ["coding", "chat"]
     finally:
         engine.kill()

@@ -42,7 +42,7 @@ def test_oversized_bodies_and_full_queues_are_refused(engine_url):
         assert error.value.status_code == 413
         assert client.chat.completions.create(model="molt", messages=[CODE_Q]).choices[0].message.content == CODE_A
 
-        asyncio.run(app.state.admission.slots.acquire())  # a free semaphore is taken without waiting on any loop
+        asyncio.run(app.state.service.admission.slots.acquire())  # a free semaphore is taken without waiting on any loop
         with pytest.raises(openai.RateLimitError, match="retry later"):
             client.chat.completions.create(model="molt", messages=[CODE_Q])
 

@@ -18,8 +18,8 @@ def run(engine_url: str, steps):
     """Run ``steps(loop)`` with a loop on the engine at ``engine_url``."""
     async def main():
         async with httpx.AsyncClient(base_url=engine_url, timeout=60) as engine:
-            contract = hcp()
-            loop = TurnLoop(contract, LabelScoringRouter(contract, get_renderer(load_model("tiny").tokenizer), engine), engine)
+            contract, renderer = hcp(), get_renderer(load_model("tiny").tokenizer)
+            loop = TurnLoop(contract, LabelScoringRouter(contract, renderer, engine), engine, renderer)
             try:
                 return await steps(loop)
             finally:
@@ -100,7 +100,7 @@ def test_the_router_sees_the_turns_tools_and_the_whole_conversation(engine_url):
 
     async def main():
         async with httpx.AsyncClient(base_url=engine_url, timeout=60) as engine:
-            loop = TurnLoop(hcp(), router, engine, summaries=False)
+            loop = TurnLoop(hcp(), router, engine, get_renderer(load_model("tiny").tokenizer), summaries=False)
             first = await loop.run(Conversation(), [CODE_Q], tools=[WEATHER])
             await loop.run(first.conversation, [{"role": "user", "content": "Thanks!"}])
             return first

@@ -30,15 +30,15 @@ def test_the_proxy_speaks_only_vllm_to_the_engine(engine_url):
 
     async def main():
         async with httpx.AsyncClient(base_url=engine_url, timeout=60, event_hooks={"request": [record]}) as engine:
-            contract = hcp(engine_url)
-            loop = TurnLoop(contract, LabelScoringRouter(contract, get_renderer(load_model("tiny").tokenizer), engine), engine)
+            contract, renderer = hcp(engine_url), get_renderer(load_model("tiny").tokenizer)
+            loop = TurnLoop(contract, LabelScoringRouter(contract, renderer, engine), engine, renderer)
             first = await loop.run(Conversation(), [CODE_Q])
             second = await loop.run(first.conversation, [{"role": "user", "content": "Hello again"}])
             assert second.decision.label == "chat"
             called = await loop.run(Conversation(), [WEATHER_Q], tools=[WEATHER])  # the agent adapter is scripted for a fresh chat
             call_id = called.message["tool_calls"][0]["id"]
-            plan = await loop.plan(called.conversation, [{"role": "tool", "tool_call_id": call_id, "content": "4C"}])
-            async for _ in loop.answer_stream(plan.decision.label, plan.view, [WEATHER]):
+            plan = await loop.plan(called.conversation, [{"role": "tool", "tool_call_id": call_id, "content": "4C"}], tools=[WEATHER])
+            async for _ in loop.answer_stream(plan):
                 pass
             await asyncio.gather(*loop.summaries.values())
 

@@ -1,15 +1,14 @@
 """FastAPI routes of the engine: map service results to JSON or SSE, and errors to OpenAI error JSON."""
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Awaitable
 
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 
 from molt.engine.protocol import ChatCompletionRequest, CompletionRequest, LoadLoraAdapterRequest, UnloadLoraAdapterRequest
 from molt.engine.service import EngineService, ServiceError
+from molt.http_api import error_json, install_validation_handler, sse_error
 
 router = APIRouter()
 
@@ -18,20 +17,12 @@ def service(request: Request) -> EngineService:
     return request.app.state.service
 
 
-def error_json(status: int, message: str, type_: str, param: str | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": type_, "param": param, "code": status}}, status_code=status)
-
-
 def install_error_handlers(app: FastAPI) -> None:
+    install_validation_handler(app)
+
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, e: ServiceError) -> JSONResponse:
         return error_json(e.status, str(e), e.type, e.param)
-
-    @app.exception_handler(RequestValidationError)
-    async def _validation_error(request: Request, e: RequestValidationError) -> JSONResponse:
-        first = e.errors()[0]
-        field = ".".join(str(p) for p in first["loc"] if p != "body")
-        return error_json(400, f"{field or 'body'}: {first['msg']}", "BadRequestError", field or None)
 
 
 async def until_disconnected(request: Request, work: Awaitable) -> object:
@@ -52,7 +43,7 @@ async def sse(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
         async for chunk in chunks:
             yield chunk
     except ServiceError as e:
-        yield f"data: {json.dumps({'error': {'message': str(e), 'type': e.type, 'param': e.param, 'code': e.status}})}\n\n"
+        yield sse_error(e.status, str(e), e.type)
         yield "data: [DONE]\n\n"
 
 

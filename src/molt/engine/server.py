@@ -10,12 +10,17 @@ from molt.engine.config import EngineConfig
 from molt.engine.engine import LLMEngine
 from molt.engine.routes import install_error_handlers, router
 from molt.engine.service import EngineService
+from molt.http_api import Guard
 from molt.models import LoadedModel
 
 log = logging.getLogger("molt.engine")
 
 
-def create_app(config: EngineConfig = EngineConfig(), loaded: LoadedModel | None = None) -> FastAPI:
+MAX_BODY_BYTES = 32 << 20
+
+
+def create_app(config: EngineConfig = EngineConfig(), loaded: LoadedModel | None = None, token: str | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+    """``token``: the bearer token every /v1 request must carry (vLLM's ``--api-key``); None: no auth."""
     engine = AsyncEngine(LLMEngine(config, loaded))
 
     @asynccontextmanager
@@ -27,6 +32,7 @@ def create_app(config: EngineConfig = EngineConfig(), loaded: LoadedModel | None
 
     app = FastAPI(title="molt engine", lifespan=lifespan)
     app.state.service = EngineService(engine)
+    app.add_middleware(Guard, prefixes=("/v1/",), max_body_bytes=max_body_bytes, token=token)
     install_error_handlers(app)
     app.include_router(router)
     return app

@@ -24,8 +24,8 @@ from molt.families.base import Case, Family, Message, Recipe, Split, fill, rng_f
 
 BY_NAME = {f.name: f for f in TRAIN_FUNCTIONS + HELDOUT_FUNCTIONS}
 NO_CALL = "Sorry, I can't {phrase} with the tools I have here."
-SHAPES = (("call", 0.5), ("parallel", 0.1), ("no_call", 0.25), ("result", 0.15))
-"""A quarter of no-call cases: trained on fewer, the specialist invents a function when none fits."""
+SHAPES = (("call", 0.45), ("parallel", 0.1), ("no_call", 0.3), ("result", 0.15))
+"""Nearly a third no-call cases: trained on fewer, the specialist calls an offered function that does not fit."""
 CANNOT = re.compile(r"\b(can't|cannot|can not|unable|not able|don't have|do not have|no tool|isn't available|not available)\b", re.IGNORECASE)
 STOPWORDS = {"what", "with", "that", "this", "from", "your", "have", "please", "there", "about", "would", "could", "give", "tell", "make", "need", "want"}
 
@@ -116,7 +116,7 @@ def content_words(text: str) -> set[str]:
 
 class AgentFamily(Family):
     name = "agent"
-    recipe = Recipe(examples=200, learning_rate=3e-3)
+    recipe = Recipe(examples=200, epochs=2, learning_rate=3e-3)
     max_tokens = 128
     withheld = "12 functions of kinds never trained on (rides, parcels, banking, locks, fitness, …), with a vocabulary of their own"
 

@@ -15,6 +15,14 @@ ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 ROUTE_FIELDS = ("{labels}", "{descriptions}", "{user_text}")
 
 
+def check_env_names(value):
+    """``value`` (a name or a list of names) if each is an environment variable name: an HCP holds names of secrets, never values."""
+    for name in [value] if isinstance(value, str) else value or []:
+        if not ENV_NAME.match(name):
+            raise ValueError(f"{name[:4]}… is not an environment variable name: an HCP holds names of secrets, never values")
+    return value
+
+
 class Table(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
 
@@ -26,6 +34,13 @@ class Model(Table):
     """OpenAI-compatible engine serving the base and the specialists' adapters (molt or vLLM)."""
     context_window: int = Field(2048, ge=256)
     """Tokens of conversation an answer may see, prompt included."""
+    engine_api_key_env: str | None = None
+    """Environment variable holding the engine's bearer token (an engine started with --api-key); unset: none sent."""
+
+    @field_validator("engine_api_key_env")
+    @classmethod
+    def _engine_key_name(cls, name: str | None) -> str | None:
+        return check_env_names(name)
 
 
 class Generation(Table):
@@ -103,6 +118,8 @@ class Tools(Table):
     """How tool calls are written in the model's text."""
     allowlist: list[str] = []
     """Function names the specialists may call; empty allows whatever the client offers."""
+    max_repairs: int = Field(1, ge=0, le=4)
+    """Times a refused tool call (not offered, not allowed) goes back to the specialist before it answers with tools off."""
 
     @field_validator("call_format")
     @classmethod
@@ -121,10 +138,7 @@ class Environment(Table):
     @field_validator("api_key_env", "secrets")
     @classmethod
     def _names_only(cls, value):
-        for name in [value] if isinstance(value, str) else value or []:
-            if not ENV_NAME.match(name):
-                raise ValueError(f"{name[:4]}… is not an environment variable name: an HCP holds names of secrets, never values")
-        return value
+        return check_env_names(value)
 
 
 class HCPv1(Table):

@@ -12,6 +12,7 @@ from concurrent.futures import Future
 
 import torch
 
+from molt import http_api
 from molt.mint.futures import APIFuture
 from molt.mint.operations import (
     ComputeLogprobsRequest,
@@ -142,8 +143,9 @@ class ServiceClient:
     """Entry point. In-process by default (``dtype``: float32, bfloat16 or auto); with
     ``base_url`` every call goes to a ``molt mint serve`` server, which owns the dtype."""
 
-    def __init__(self, base_url: str | None = None, *, dtype: str = "float32", api_timeout: float = 600.0):
-        self.transport: LocalService | RemoteService = RemoteService(base_url, api_timeout) if base_url else LocalService(dtype)
+    def __init__(self, base_url: str | None = None, *, dtype: str = "float32", api_timeout: float = 600.0, api_key: str | None = None):
+        """``api_key``: the server's bearer token (default ``$MOLT_API_KEY``)."""
+        self.transport: LocalService | RemoteService = RemoteService(base_url, api_timeout, http_api.api_key(api_key)) if base_url else LocalService(dtype)
         self._tokenizers: dict[str, object] = {}
 
     def create_lora_training_client(

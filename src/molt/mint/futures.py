@@ -31,6 +31,15 @@ class OrderedWorker:
 
     def __init__(self, name: str):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._pending: set[Future] = set()
+
+    @property
+    def pending(self) -> int:
+        """Calls submitted and not finished yet."""
+        return len(self._pending)
 
     def submit(self, fn, *args, **kwargs) -> APIFuture:
-        return APIFuture(self._executor.submit(fn, *args, **kwargs))
+        future = self._executor.submit(fn, *args, **kwargs)
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+        return APIFuture(future)

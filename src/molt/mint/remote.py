@@ -69,8 +69,9 @@ class RemoteFuture(APIFuture):
 
 
 class RemoteService:
-    def __init__(self, base_url: str, timeout: float):
-        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+    def __init__(self, base_url: str, timeout: float, api_key: str | None = None):
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else None
+        self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, headers=headers)
 
     def create_model(self, request: CreateModelRequest) -> str:
         return raise_for_error(self.http.post("/api/v1/create_model", json=request.model_dump(mode="json")))["model_id"]

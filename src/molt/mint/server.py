@@ -7,8 +7,10 @@
 - ``POST /api/v1/retrieve_future`` {request_id, timeout} → {status: done, result} or {status:
   pending} after waiting up to ``timeout`` seconds; a failed request answers with its error. A
   result is kept until retrieved once, or for 10 minutes after it finished.
-- Errors are ``{"error": {"type", "message"}}``: 400 for a bad request, 404 for an unknown id,
-  500 for a server fault.
+- Errors are ``{"error": {"type", "message"}}``: 400 for a bad request or one past the
+  server's limits (``MintLimits``: bases, rank, runs, samples, datums), 429 when a base's queue is
+  full, 404 for an unknown id, 500 for a server fault; 401 without the bearer token when the
+  server has one (``--api-key`` / ``$MOLT_API_KEY``), 413 for a body over the cap.
 """
 
 import asyncio
@@ -20,11 +22,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from molt.http_api import Guard
 from molt.mint.futures import APIFuture
 from molt.mint.operations import REQUESTS, RESULTS, CreateModelRequest, CreateSamplerRequest
-from molt.mint.service import LocalService, UnknownIdError
+from molt.mint.service import BusyError, LocalService, UnknownIdError
 
 MAX_WAIT_SECONDS = 60.0
+MAX_BODY_BYTES = 256 << 20
+"""A forward_backward of max_data long datums fits well under this."""
 KEEP_SECONDS = 600.0
 """Finished results nobody retrieved (Tinker clients often never wait on optim_step) are dropped
 after this long, so a long session does not grow without bound."""
@@ -43,11 +48,14 @@ def error(status: int, e: Exception) -> JSONResponse:
 def status_of(e: Exception) -> int:
     if isinstance(e, LookupError):
         return 404
+    if isinstance(e, BusyError):
+        return 429
     return 400 if isinstance(e, (ValueError, ValidationError, RequestValidationError)) else 500
 
 
-def create_app(service: LocalService) -> FastAPI:
+def create_app(service: LocalService, token: str | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     app = FastAPI(title="molt MinT", summary="Tinker-compatible LoRA training over HTTP")
+    app.add_middleware(Guard, prefixes=("/api/",), max_body_bytes=max_body_bytes, token=token)
     futures: dict[str, tuple[str, APIFuture, float]] = {}
 
     def forget_stale() -> None:

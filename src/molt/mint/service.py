@@ -7,6 +7,7 @@ calls on one base execute in submission order, as Tinker guarantees.
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from pydantic import BaseModel
@@ -34,6 +35,37 @@ class UnknownIdError(LookupError):
     """A model_id or sampling_session_id this service never issued."""
 
 
+class LimitError(ValueError):
+    """A request past one of the service's limits (``MintLimits``)."""
+
+
+class BusyError(LimitError):
+    """A base's worker has ``max_queued`` operations waiting: retry once some finish (HTTP 429)."""
+
+
+@dataclass(frozen=True)
+class MintLimits:
+    """What one service accepts. In-process use trusts its caller (any base); ``molt mint serve``
+    names the bases it serves, so a request cannot make the server load or convert other files."""
+
+    bases: tuple[str, ...] | None = None
+    """Base sources runs and samplers may use (names `molt models info` knows); None: any."""
+    max_rank: int = 128
+    max_runs: int = 32
+    max_samplers: int = 64
+    max_samples: int = 64
+    """``num_samples`` of one sample request."""
+    max_data: int = 1024
+    """Datums in one forward / forward_backward request."""
+    max_queued: int = 256
+    """Operations waiting on one base's worker; more are refused until some finish."""
+
+    def check_base(self, base_model: str) -> None:
+        """Refuse a base this server does not serve (before anything is loaded or converted)."""
+        if self.bases is not None and base_model not in self.bases:
+            raise LimitError(f"base {base_model!r} is not served here; this server trains and samples {', '.join(self.bases)}")
+
+
 def resolve_dtype(dtype: str) -> torch.dtype:
     """'auto' is bfloat16 where the CPU computes it natively, else float32."""
     if dtype == "auto":
@@ -51,14 +83,19 @@ class TrainingRun:
 
 
 class LocalService:
-    def __init__(self, dtype: str = "float32"):
-        self.dtype = resolve_dtype(dtype)
+    def __init__(self, dtype: str = "float32", limits: MintLimits = MintLimits()):
+        self.dtype, self.limits = resolve_dtype(dtype), limits
         self._backends: dict[str, tuple[LocalBackend, OrderedWorker]] = {}
         self._runs: dict[str, TrainingRun] = {}
         self._samplers: dict[str, SamplingSession] = {}
         self._engines = SamplingEngines(self.dtype)
 
     def create_model(self, request: CreateModelRequest) -> str:
+        self.limits.check_base(request.base_model)
+        if request.lora_config.rank > self.limits.max_rank:
+            raise LimitError(f"LoRA rank {request.lora_config.rank} is over this server's limit of {self.limits.max_rank}")
+        if len(self._runs) >= self.limits.max_runs:
+            raise LimitError(f"this server holds {len(self._runs)} training runs, its limit")
         if request.base_model not in self._backends:
             self._backends[request.base_model] = (LocalBackend(request.base_model, self.dtype), OrderedWorker(f"mint-{request.base_model}"))
         backend, worker = self._backends[request.base_model]
@@ -73,6 +110,9 @@ class LocalService:
             if request.model_path is None:
                 raise ValueError("create_sampling_client needs model_path or base_model")
             base_model = base_model_of(request.model_path)
+        self.limits.check_base(base_model)
+        if len(self._samplers) >= self.limits.max_samplers:
+            raise LimitError(f"this server holds {len(self._samplers)} sampling sessions, its limit")
         session_id = f"sampler-{uuid.uuid4().hex[:12]}"
         self._samplers[session_id] = self._engines.session(base_model, request.model_path)
         return session_id
@@ -88,13 +128,26 @@ class LocalService:
     def submit(self, op: str, request: BaseModel) -> APIFuture:
         if op not in REQUESTS:
             raise UnknownIdError(f"unknown operation {op!r}; known: {', '.join(REQUESTS)}")
+        self.check_size(request)
         if op in ("sample", "compute_logprobs"):
             if request.sampling_session_id not in self._samplers:
                 raise UnknownIdError(f"unknown sampling_session_id {request.sampling_session_id!r}")
             session = self._samplers[request.sampling_session_id]
-            return session.worker.submit(getattr(session, op), request)
+            return self.queued(session.worker, getattr(session, op), request)
         run = self.run(request.model_id)
-        return run.worker.submit(getattr(self, f"_{op}"), run, request)
+        return self.queued(run.worker, getattr(self, f"_{op}"), run, request)
+
+    def check_size(self, request: BaseModel) -> None:
+        samples, data = getattr(request, "num_samples", 1), getattr(request, "data", [])
+        if samples > self.limits.max_samples:
+            raise LimitError(f"num_samples {samples} is over this server's limit of {self.limits.max_samples}")
+        if len(data) > self.limits.max_data:
+            raise LimitError(f"{len(data)} datums in one request is over this server's limit of {self.limits.max_data}; split the batch")
+
+    def queued(self, worker: OrderedWorker, fn, *args: Any) -> APIFuture:
+        if worker.pending >= self.limits.max_queued:
+            raise BusyError(f"{worker.pending} operations are waiting on this base, the server's limit; retry once some finish")
+        return worker.submit(fn, *args)
 
     def _forward(self, run: TrainingRun, r: ForwardRequest) -> ForwardBackwardOutput:
         return run.backend.forward_backward(run.policy, r.data, r.loss_fn, r.loss_fn_config, backward=False)

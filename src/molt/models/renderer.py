@@ -95,12 +95,21 @@ class Renderer(ABC):
         for i, (role, body, message) in enumerate(turns):
             default = role == "assistant" and (train_on == "all_assistant" or i == last_assistant)
             weight = 1.0 if message.get("trainable", default) else 0.0
-            header = self._encode_control(self.header(role))
-            trained = self._encode_text(body) + list(self._encode_control(self.end))
-            separator = self._encode_control(self.separator)
+            header, trained, separator = self._turn_tokens(role, body)
             tokens += [*header, *trained, *separator]
             weights += [0.0] * len(header) + [weight] * len(trained) + [0.0] * len(separator)
         return SupervisedExample(tokens, weights)
+
+    def message_tokens(self, message: Message) -> int:
+        """Tokens ``message`` adds to a conversation after its system turn: pieces are encoded one
+        by one, so a view's length is the sum over its messages (the proxy fits views by this)."""
+        message = check_message(message)
+        return sum(map(len, self._turn_tokens(message["role"], self.message_body(message))))
+
+    def _turn_tokens(self, role: str, body: str) -> tuple[list[int], list[int], list[int]]:
+        """(header, body and end, separator) of one rendered turn."""
+        header = list(self._encode_control(self.header(role)))
+        return header, self._encode_text(body) + list(self._encode_control(self.end)), list(self._encode_control(self.separator))
 
     def _turns(self, messages: list[Message], tools: list[dict] | None) -> list[tuple[str, str, Message]]:
         """(role, body, message) per rendered turn; the system turn also carries the tools."""

@@ -1,7 +1,6 @@
-"""What the proxy admits: bearer-token auth, a request size cap, bounded in-flight and queued turns."""
+"""What the proxy admits: a request size cap (enforced by ``molt.http_api.Guard``), bounded in-flight and queued turns."""
 
 import asyncio
-import hmac
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -41,11 +40,3 @@ class Admission:
         finally:
             self.in_flight -= 1
             self.slots.release()
-
-
-def authorised(header: str | None, token: str | None) -> bool:
-    """True when no token is configured, or the request carries ``Bearer <token>``."""
-    if token is None:
-        return True
-    scheme, _, given = (header or "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.encode(), token.encode())

@@ -14,6 +14,10 @@
 - **Sampling:** the client's ``max_tokens``, ``temperature`` and ``top_p`` apply to the answer,
   ``max_tokens`` capped by the HCP's ``[generation] max_tokens``; a field the client leaves out
   takes the HCP's value. Summaries always use the HCP's own settings.
+- **Limits:** every view fits ``[model] context_window`` minus the answer's ``max_tokens`` (see
+  ``views.Window``). A tool call to a function the client did not offer, or outside a non-empty
+  ``[tools] allowlist``, never reaches the client: it goes back to the specialist as a tool
+  error, up to ``[tools] max_repairs`` times, and then the specialist answers without tools.
 """
 
 import asyncio
@@ -28,13 +32,38 @@ import httpx
 from molt.hcp import HCP
 from molt.hcp.v1 import Generation
 from molt.proxy.metrics import ProxyMetrics
-from molt.proxy.views import Message, Turn, own_view
+from molt.models.renderer import Renderer
+from molt.proxy.views import Message, Turn, Window, own_view, turn_block
 from molt.router import RouteDecision, RouteRequest, Router
 from molt.router.structure import HISTORY_WINDOW
 
 
 class EngineError(RuntimeError):
-    """The engine failed or answered with an error; the turn did not happen."""
+    """The engine failed or answered with an error; the turn did not happen. ``status`` is what the
+    client gets: the engine's own 4xx (a bad request stays the client's), else 503 (unreachable) or 502."""
+
+    def __init__(self, message: str, status: int = 502):
+        super().__init__(message)
+        self.status = status
+
+    @classmethod
+    def of_response(cls, status: int, text: str) -> "EngineError":
+        try:
+            message = json.loads(text)["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = text[:300]
+        return cls(f"engine answered {status}: {message}", status if 400 <= status < 500 else 502)
+
+
+class ContextTooLong(ValueError):
+    """This turn's own messages do not fit the context window, whatever is cut from the past."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    message: Message
+    usage: dict = field(default_factory=dict)
+    finish_reason: str = "stop"
 
 
 @dataclass(frozen=True)
@@ -75,6 +104,9 @@ class Plan:
     earlier: tuple[Message, ...]
     """This turn's replies so far (a pending tool call and its results)."""
     view: list[Message]
+    tools: list[dict] | None
+    """The client's tools the specialist may call (the allowlist applied)."""
+    sampling: Sampling
     started: float
     """perf_counter() when the turn began, for the turn-time metric."""
 
@@ -90,8 +122,8 @@ class TurnResult:
 
 
 class TurnLoop:
-    def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient, summaries: bool = True, route_log: Path | None = None):
-        self.hcp, self.router, self.engine, self.write_summaries = hcp, router, engine, summaries
+    def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient, renderer: Renderer, summaries: bool = True, route_log: Path | None = None):
+        self.hcp, self.router, self.engine, self.renderer, self.write_summaries = hcp, router, engine, renderer, summaries
         self.route_log = route_log
         """Opt-in JSONL of routed user turns ({"text", "label", "kind"}, and the turn's "tools" and
         recent "messages" when it has them): traffic to retrain the router on."""
@@ -109,11 +141,12 @@ class TurnLoop:
         self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None, sampling: Sampling = Sampling()
     ) -> TurnResult:
         """One turn: ``current`` is the new user message, or the tool results for a pending turn."""
-        plan = await self.plan(conversation, current, label, tools)
-        message, usage = await self.answer(plan.decision.label, plan.view, tools, sampling)
-        return self.finish(plan, message, usage)
+        plan = await self.plan(conversation, current, label, tools, sampling)
+        return self.finish(plan, await self.answer(plan))
 
-    async def plan(self, conversation: Conversation, current: list[Message], label: str | None = None, tools: list[dict] | None = None) -> "Plan":
+    async def plan(
+        self, conversation: Conversation, current: list[Message], label: str | None = None, tools: list[dict] | None = None, sampling: Sampling = Sampling()
+    ) -> "Plan":
         """Route and build the view: everything before the answer (so a stream can announce the specialist)."""
         started = time.perf_counter()
         pending = conversation.pending
@@ -126,7 +159,7 @@ class TurnLoop:
                 raise ValueError("a turn starts with a user message (or tool results for the pending tool calls)")
             start = time.perf_counter()
             request = route_request(conversation.turns, current, tools)
-            decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.router.route(request)
+            decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.route(request)
             self.metrics.observe("route", time.perf_counter() - start)
             user, earlier = current[-1], []
             if self.route_log is not None:
@@ -134,8 +167,53 @@ class TurnLoop:
         start = time.perf_counter()
         turns = await self.with_summaries(conversation.turns, decision.label)
         self.metrics.observe("summary_wait", time.perf_counter() - start)
-        view = own_view(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier])
-        return Plan(conversation, decision, turns, user, tuple(earlier), view, started)
+        allowed = self.allowed(tools)
+        max_tokens = sampling.engine_fields(self.hcp.generation)["max_tokens"]
+        view = await self.fitted(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier], allowed, max_tokens)
+        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started)
+
+    async def route(self, request: RouteRequest) -> RouteDecision:
+        try:
+            return await self.router.route(request)
+        except httpx.HTTPStatusError as e:
+            raise EngineError(f"the router's engine call failed: {e.response.status_code}", 502) from e
+        except httpx.HTTPError as e:
+            raise EngineError(f"the router could not reach the engine: {e}", 503) from e
+
+    def allowed(self, tools: list[dict] | None) -> list[dict] | None:
+        """The offered tools the specialists may call: all of them, or those on a non-empty allowlist."""
+        allowlist = self.hcp.tools.allowlist
+        kept = [t for t in tools or [] if not allowlist or tool_name(t) in allowlist]
+        return kept or None
+
+    async def fitted(self, system: list[Message], turns: tuple[Turn, ...], label: str, current: list[Message], tools: list[dict] | None, max_tokens: int) -> list[Message]:
+        """``own_view`` cut to fit ``context_window - max_tokens``: the adapter's own oldest turns
+        collapse to their summaries first, then the oldest turns drop out; the smallest cut wins."""
+        room = self.hcp.model.context_window - max_tokens
+        fixed = len(self.renderer.generation_prompt([*system, *current], tools))
+        if fixed > room:
+            raise ContextTooLong(f"this turn needs {fixed} prompt tokens; the context window of {self.hcp.model.context_window} leaves {room} with max_tokens={max_tokens}")
+        sizes = [self.tokens(turn_block(turn, label)) for turn in turns]
+        window, done = Window(), list(turns)
+        for index, turn in enumerate(turns):
+            if fixed + sum(sizes) <= room:
+                break
+            if turn.label == label:
+                if done[index].summary is None:
+                    done[index] = replace(turn, summary=await turn.writing, writing=None)
+                sizes[index] = self.tokens(turn_block(done[index], label, verbatim=False))
+                self.metrics.cut("collapsed")
+            window = Window(collapsed=index + 1)
+        for index in range(len(turns)):
+            if fixed + sum(sizes) <= room:
+                break
+            sizes[index] = 0
+            window = Window(dropped=index + 1, collapsed=len(turns))
+            self.metrics.cut("dropped")
+        return own_view(system, done, label, current, window)
+
+    def tokens(self, messages: list[Message]) -> int:
+        return sum(map(self.renderer.message_tokens, messages))
 
     async def route_pending(self, conversation: Conversation, label: str | None = None, tools: list[dict] | None = None) -> Conversation:
         """A history this proxy never saw ends in tool calls: its results go to the specialist
@@ -144,8 +222,9 @@ class TurnLoop:
         label = label or (await self.router.route(route_request(conversation.turns, [pending.user, *pending.replies], tools))).label
         return replace(conversation, pending=replace(pending, label=label))
 
-    def finish(self, plan: "Plan", message: Message, usage: dict) -> TurnResult:
+    def finish(self, plan: "Plan", answer: Answer) -> TurnResult:
         """The conversation after the answer; a final answer gets its summary started in the background."""
+        message, usage = answer.message, answer.usage
         self.metrics.turn(plan.decision.label, plan.decision.kind)
         self.metrics.observe("turn", time.perf_counter() - plan.started)
         turn = Turn(plan.decision.label, plan.user, (*plan.earlier, message))
@@ -157,21 +236,49 @@ class TurnLoop:
             task.add_done_callback(lambda _, key=turn.id: self.summaries.pop(key, None))
             turn = replace(turn, writing=task)
         else:  # benchmarks measure the loop without the summary hop: others see the answer's start
-            turn = replace(turn, summary=text_of(message)[:400])
+            turn = replace(turn, summary=stand_in_summary(message))
         return TurnResult(message, plan.decision, replace(plan.conversation, turns=(*plan.turns, turn), pending=None), usage)
 
-    async def answer_stream(self, label: str, messages: list[Message], tools: list[dict] | None, sampling: Sampling = Sampling()) -> AsyncIterator[dict]:
-        """The engine's stream chunks for the answer, as they come (OpenAI chat.completion.chunk)."""
-        body = {**self.answer_body(label, messages, tools, sampling), "stream": True, "stream_options": {"include_usage": True}}
+    async def answer_stream(self, plan: "Plan") -> AsyncIterator[dict]:
+        """The engine's stream chunks for the answer, as they come (OpenAI chat.completion.chunk).
+        Once a tool call starts, the rest is held back until the calls are checked; refused calls
+        are repaired and the repaired answer comes as one last chunk."""
+        body = {**self.answer_body(plan.decision.label, plan.view, plan.tools, plan.sampling), "stream": True, "stream_options": {"include_usage": True}}
+        message: Message = {"role": "assistant"}
+        held, usage, finish = [], {}, "stop"
+        async for chunk in self.engine_stream(body):
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                merge_delta(message, choice.get("delta") or {})
+                finish = choice.get("finish_reason") or finish
+            if plan.tools and (held or message.get("tool_calls")):
+                held.append(chunk)
+            else:
+                yield chunk
+        if not held:
+            return
+        answer = await self.checked(plan, Answer(message, usage, finish))
+        if answer.message is message:
+            for chunk in held:
+                yield chunk
+            return
+        delta = {k: v for k, v in answer.message.items() if k in ("content", "tool_calls")}
+        delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(delta.get("tool_calls", []))] or None
+        yield {"choices": [{"index": 0, "delta": {k: v for k, v in delta.items() if v}, "finish_reason": answer.finish_reason}], "usage": answer.usage}
+
+    async def engine_stream(self, body: dict) -> AsyncIterator[dict]:
         try:
             async with self.engine.stream("POST", "/chat/completions", json=body) as response:
                 if response.is_error:
-                    raise EngineError(f"engine answered {response.status_code}: {(await response.aread())[:300]!r}")
+                    raise EngineError.of_response(response.status_code, (await response.aread()).decode(errors="replace"))
                 async for line in response.aiter_lines():
                     if line.startswith("data: ") and line != "data: [DONE]":
-                        yield json.loads(line[len("data: "):])
+                        chunk = json.loads(line[len("data: ") :])
+                        if "error" in chunk:  # the engine failed after the stream started
+                            raise EngineError(f"engine failed mid-stream: {chunk['error'].get('message', chunk['error'])}", 502)
+                        yield chunk
         except httpx.HTTPError as e:
-            raise EngineError(f"engine unreachable: {e}") from e
+            raise EngineError(f"engine unreachable: {e}", 503) from e
 
     async def with_summaries(self, turns: tuple[Turn, ...], label: str) -> tuple[Turn, ...]:
         """The turns with every summary ``label``'s view needs, awaiting those still being written."""
@@ -187,23 +294,46 @@ class TurnLoop:
         body = {"model": self.model_for(label), "messages": messages, **sampling.engine_fields(self.hcp.generation)}
         return {**body, "tools": tools} if tools else body
 
-    async def answer(self, label: str, messages: list[Message], tools: list[dict] | None, sampling: Sampling = Sampling()) -> tuple[Message, dict]:
+    async def answer(self, plan: "Plan") -> Answer:
         start = time.perf_counter()
-        reply = await self.chat(self.answer_body(label, messages, tools, sampling))
+        answer = await self.ask(self.answer_body(plan.decision.label, plan.view, plan.tools, plan.sampling))
+        answer = await self.checked(plan, answer)
         self.metrics.observe("answer", time.perf_counter() - start)
-        message = {k: v for k, v in reply["choices"][0]["message"].items() if v is not None}
-        return message, reply.get("usage", {})
+        return answer
+
+    async def ask(self, body: dict) -> Answer:
+        reply = await self.chat(body)
+        choice = reply["choices"][0]
+        message = {k: v for k, v in choice["message"].items() if v is not None}
+        return Answer(message, reply.get("usage", {}), choice.get("finish_reason") or "stop")
+
+    async def checked(self, plan: "Plan", answer: Answer) -> Answer:
+        """``answer`` if the harness allows its tool calls; else the calls go back to the specialist as
+        tool errors (``[tools] max_repairs`` times), and then it answers with tools off."""
+        view = plan.view
+        for attempt in range(self.hcp.tools.max_repairs + 1):
+            refusals = refused_calls(answer.message, plan.tools, self.hcp.tools.allowlist)
+            if not refusals:
+                return answer
+            for reason in refusals.values():
+                self.metrics.refuse(reason.split(":")[0])
+            view = [*view, answer.message, *(tool_error(call, refusals) for call in answer.message["tool_calls"])]
+            last = attempt == self.hcp.tools.max_repairs
+            body = self.answer_body(plan.decision.label, view, plan.tools, plan.sampling)
+            answer = await self.ask({**body, "tool_choice": "none"} if last else body)
+        return replace(answer, message={k: v for k, v in answer.message.items() if k != "tool_calls"}, finish_reason="stop") if answer.message.get("tool_calls") else answer
 
     async def summarise(self, turn: Turn, system: tuple[Message, ...], turns: tuple[Turn, ...]) -> str:
-        view = own_view(self.system(system, turn.label), turns, turn.label, [turn.user, *turn.replies])
-        body = {"model": self.model_for(turn.label), "messages": [*view, {"role": "user", "content": self.hcp.prompts.summary}], "max_tokens": self.hcp.generation.summary_max_tokens, "temperature": 0}
         start = time.perf_counter()
         try:
+            ask = [turn.user, *turn.replies, {"role": "user", "content": self.hcp.prompts.summary}]
+            view = await self.fitted(self.system(system, turn.label), turns, turn.label, ask, None, self.hcp.generation.summary_max_tokens)
+            body = {"model": self.model_for(turn.label), "messages": view, "max_tokens": self.hcp.generation.summary_max_tokens, "temperature": 0}
             reply = await self.chat(body)
             self.metrics.observe("summary", time.perf_counter() - start)
             return (reply["choices"][0]["message"].get("content") or "").strip()
         except Exception:  # a missing summary must never break later turns: fall back to the answer's start
-            return text_of(turn.replies[-1])[:400]
+            return stand_in_summary(turn.replies[-1])
 
     async def aclose(self) -> None:
         """Cancel summaries still being written (at shutdown)."""
@@ -215,9 +345,9 @@ class TurnLoop:
         try:
             response = await self.engine.post("/chat/completions", json=body)
         except httpx.HTTPError as e:
-            raise EngineError(f"engine unreachable: {e}") from e
+            raise EngineError(f"engine unreachable: {e}", 503) from e
         if response.is_error:
-            raise EngineError(f"engine answered {response.status_code}: {response.text[:300]}")
+            raise EngineError.of_response(response.status_code, response.text)
         return response.json()
 
 
@@ -259,6 +389,41 @@ def text_of(message: Message) -> str:
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, dict))
     return content or ""
+
+
+def stand_in_summary(message: Message) -> str:
+    """What other views see of a turn with no written summary: the start of its answer."""
+    return text_of(message)[:400]
+
+
+def tool_name(tool: dict) -> str | None:
+    return (tool.get("function") or {}).get("name")
+
+
+def refused_calls(message: Message, tools: list[dict] | None, allowlist: list[str]) -> dict[str, str]:
+    """Call id → why the harness refuses it: a function not offered, not allowed, or arguments that are not a JSON object."""
+    offered = {tool_name(t) for t in tools or []}
+    refusals = {}
+    for call in message.get("tool_calls") or []:
+        name = call.get("function", {}).get("name")
+        if allowlist and name not in allowlist:
+            refusals[call["id"]] = f"not allowed: the harness does not allow calling {name!r}"
+        elif name not in offered:
+            refusals[call["id"]] = f"not offered: {name!r} is not one of the offered functions ({', '.join(sorted(filter(None, offered))) or 'none'})"
+        else:
+            try:
+                arguments = json.loads(call["function"].get("arguments") or "{}")
+            except json.JSONDecodeError:
+                arguments = None
+            if not isinstance(arguments, dict):
+                refusals[call["id"]] = "bad arguments: the arguments must be a JSON object"
+    return refusals
+
+
+def tool_error(call: dict, refusals: dict[str, str]) -> Message:
+    """The harness's answer to one call of a refused message (none of its calls ran)."""
+    reason = refusals.get(call["id"], "not run: another call in this message was refused")
+    return {"role": "tool", "tool_call_id": call["id"], "content": json.dumps({"error": reason})}
 
 
 def check_tool_results(pending: Turn, current: list[Message]) -> None:

@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections import OrderedDict
 
-from molt.proxy.loop import Conversation, text_of
+from molt.proxy.loop import Conversation, stand_in_summary, text_of
 from molt.proxy.views import Message, Turn
 
 MAX_CONVERSATIONS = 10_000
@@ -36,7 +36,7 @@ def adopt(system: list[Message], history: list[Message], label: str) -> Conversa
         if message.get("role") == "user" or not groups:
             groups.append([])
         groups[-1].append(message)
-    turns = [Turn(label, group[0], tuple(group[1:]), text_of(group[-1])[:400]) for group in groups]
+    turns = [Turn(label, group[0], tuple(group[1:]), stand_in_summary(group[-1])) for group in groups]
     pending = turns.pop() if turns and turns[-1].replies and turns[-1].replies[-1].get("tool_calls") else None
     return Conversation(tuple(system), tuple(turns), pending)
 

@@ -5,6 +5,10 @@ every other adapter's past turns collapsed to the user's message plus that turn'
 then the current turn. The view is a pure function of the stored turns, and past turns never
 change, so the rendered tokens of one turn are a prefix of the next turn's for the same adapter:
 re-entering an adapter hits the engine's per-adapter prefix cache.
+
+A view that would not fit the context window is cut by a ``Window`` (the turn loop picks the
+smallest): the adapter's own oldest turns collapse to their summaries first, then the oldest
+turns drop out.
 """
 
 import asyncio
@@ -42,14 +46,25 @@ def collapsed(turn: Turn) -> Message:
     return {"role": "assistant", "content": f"[{turn.label}] {turn.summary}"}
 
 
-def own_view(system: Sequence[Message], turns: Sequence[Turn], label: str, current: Sequence[Message]) -> list[Message]:
+@dataclass(frozen=True)
+class Window:
+    """How much of the conversation a view leaves out to fit the context window."""
+
+    dropped: int = 0
+    """The oldest turns, left out entirely."""
+    collapsed: int = 0
+    """The turns before this index show as user message + summary even when they are the adapter's own."""
+
+
+def own_view(system: Sequence[Message], turns: Sequence[Turn], label: str, current: Sequence[Message], window: Window = Window()) -> list[Message]:
     """The messages adapter ``label`` answers from."""
     view = list(system)
-    for turn in turns:
-        view.append(turn.user)
-        if turn.label == label:
-            view.extend(turn.replies)
-        else:
-            view.append(collapsed(turn))
+    for index in range(window.dropped, len(turns)):
+        view.extend(turn_block(turns[index], label, verbatim=index >= window.collapsed))
     view.extend(current)
     return view
+
+
+def turn_block(turn: Turn, label: str, verbatim: bool = True) -> list[Message]:
+    """One past turn in ``label``'s view: its own turns verbatim, others' (and collapsed ones) as user message + summary."""
+    return [turn.user, *turn.replies] if verbatim and turn.label == label else [turn.user, collapsed(turn)]

@@ -6,7 +6,8 @@ JSONL under ``$MOLT_HOME/specialists/data``, fine-tune an adapter with MinT SFT 
 recipe), and record the revision. Then train the router on the families' requests and
 the HCP's examples. The result is a new HCP file, ``$MOLT_HOME/specialists/<name>.toml``, with
 adapters, revisions and ``router.kind = "classifier"``; the input HCP is never edited. An
-interrupted bootstrap resumes each unfinished adapter from its last checkpoint.
+interrupted bootstrap resumes each unfinished adapter from its last checkpoint, and keeps the
+adapters it finished (same recipe, same data).
 """
 
 import json
@@ -17,18 +18,20 @@ from pathlib import Path
 
 from molt.families import FAMILIES, Recipe
 from molt.hcp import HCP, to_toml
-from molt.home import molt_home
+from molt.home import molt_home, replace_folder, write_atomic
 from molt.mint import ServiceClient
-from molt.router.training import train_from_families
-from molt.train.sft import SFTConfig, SFTResult, read_manifest, run_dir, run_sft
+from molt.router.training import DEFAULT_LAYER, train_from_families
+from molt.train.sft import SFTConfig, SFTResult, finished, read_manifest, run_dir, run_sft
 
 
 @dataclass(frozen=True)
 class Progress:
-    """Callbacks: a specialist starts (label, steps), makes a step (label, step, loss), the router is trained (report)."""
+    """Callbacks: a specialist starts (label, steps), makes a step (label, step, loss), is trained
+    (label, revision), the router is trained (report)."""
 
     on_specialist: Callable[[str, int], None] = lambda label, steps: None
     on_step: Callable[[str, int, float], None] = lambda label, step, loss: None
+    on_trained: Callable[[str, str], None] = lambda label, revision: None
     on_router: Callable[[dict], None] = lambda report: None
 
 
@@ -57,8 +60,7 @@ def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
         if i % 2 == 0 and not case.answer.get("tool_calls"):
             row["messages"] += [{"role": "user", "content": hcp.prompts.summary}, {"role": "assistant", "content": family.summary_of(case)}]
         rows.append(json.dumps(row, ensure_ascii=False) + "\n")
-    path.write_text("".join(rows), encoding="utf-8")
-    return path
+    return write_atomic(path, "".join(rows))
 
 
 def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClient, progress: Progress, seed: int) -> SFTResult:
@@ -67,6 +69,11 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
         learning_rate=recipe.learning_rate, epochs=recipe.epochs, batch_tokens=recipe.batch_tokens, eval_fraction=0.05, save_every=10, seed=seed,
         train_unembed=False,  # formats and facts live in the body; the unembedding LoRA costs time and memory
     )
+    done = finished(config)
+    if done is not None:  # trained before with these settings and data (an earlier, interrupted start)
+        progress.on_specialist(label, done.steps)
+        progress.on_step(label, done.steps, done.losses[-1] if done.losses else float("nan"))
+        return done
     manifest = read_manifest(label)
     resume = manifest is not None and manifest.get("revision") is None and manifest.get("state") is not None
     if manifest is not None and manifest.get("revision") is None and not resume:
@@ -80,10 +87,11 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
 
 def bootstrap(
     hcp: HCP, labels: list[str] | None = None, service: ServiceClient | None = None, progress: Progress = Progress(), seed: int = 0,
-    recipes: dict[str, Recipe] | None = None,
+    recipes: dict[str, Recipe] | None = None, router_layer: int = DEFAULT_LAYER,
 ) -> tuple[HCP, Path]:
     """Train, then write and return the HCP that serves the trained specialists and router.
-    ``labels`` limits which specialists are trained; ``recipes`` overrides the families' recipes."""
+    ``labels`` limits which specialists are trained; ``recipes`` overrides the families' recipes;
+    the router reads the base's hidden states after ``router_layer``."""
     recipes = {**{name: family.recipe for name, family in FAMILIES.items()}, **(recipes or {})}
     service = service or ServiceClient(dtype="auto")
     chosen = [s.label for s in hcp.specialists if s.label in FAMILIES and (labels is None or s.label in labels)]
@@ -92,14 +100,12 @@ def bootstrap(
         if specialist.label in chosen:
             result = train_specialist(hcp, specialist.label, recipes[specialist.label], service, progress, seed)
             specialist = specialist.model_copy(update={"adapter": specialist.label, "revision": result.revision})
+            progress.on_trained(specialist.label, result.revision)
         specialists.append(specialist)
-    router = train_from_families(hcp, seed)
+    router = train_from_families(hcp, seed, router_layer)
     progress.on_router(router.info)
     folder = router_folder(hcp)
-    router.save(molt_home() / folder)
+    replace_folder(molt_home() / folder, router.save)
     settings = {"kind": "classifier", "classifier": folder}
     trained = hcp.model_copy(update={"specialists": specialists, "router": hcp.router.model_copy(update=settings)})
-    path = bootstrapped_path(hcp)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(to_toml(trained), encoding="utf-8")
-    return trained, path
+    return trained, write_atomic(bootstrapped_path(hcp), to_toml(trained))

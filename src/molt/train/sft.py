@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from molt.home import molt_home
+from molt.home import molt_home, write_atomic
 from molt.jsonfile import read_json_object
 from molt.mint import AdamParams, Datum, ModelInput, ServiceClient, TrainingClient
 from molt.models.renderer import TrainOn, get_renderer
@@ -202,12 +202,20 @@ def read_manifest(adapter: str) -> dict | None:
 
 
 def write_manifest(adapter: str, manifest: dict) -> Path:
-    folder = run_dir(adapter)
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2))
-    tmp.replace(folder / "manifest.json")
-    return folder / "manifest.json"
+    return write_atomic(run_dir(adapter) / "manifest.json", json.dumps(manifest, indent=2))
+
+
+def finished(config: SFTConfig) -> SFTResult | None:
+    """The result of a finished run of ``config`` on the same data, if there is one (nothing to train)."""
+    manifest = read_manifest(config.adapter)
+    if manifest is None or manifest.get("revision") is None:
+        return None
+    if manifest.get("config") != config.model_dump(mode="json") or manifest.get("data_sha256") != data_hash(config.data):
+        return None
+    return SFTResult(
+        config.adapter, manifest["revision"], manifest["state"], manifest["step"], 0, 0.0,
+        manifest.get("eval_loss_before"), manifest.get("eval_loss_after"), manifest["losses"], run_dir(config.adapter) / "manifest.json",
+    )
 
 
 def run_sft(

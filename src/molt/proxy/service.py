@@ -1,0 +1,211 @@
+"""What the proxy does per request, free of HTTP: find the conversation, admit the turn, run it
+through the turn loop, store the result once the answer is delivered, and shape the answer.
+
+Errors come out as ``TurnError`` (status, message, OpenAI error type, param), which the routes
+turn into error JSON before a stream starts, or into an SSE error event after.
+"""
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+
+from molt.hcp import HCP
+from molt.http_api import error_body
+from molt.proxy.limits import Admission, Limits, Overloaded
+from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, merge_delta
+from molt.proxy.protocol import SYSTEM_MODEL, ChatRequest, ResponsesRequest, attribution, chunk_base, completion, split
+from molt.proxy.responses_api import ResponseEvents, chat_tools, input_messages, output_items, usage_of
+from molt.proxy.store import ConversationStore, adopt, fingerprint
+from molt.router import RouteDecision, make_router
+
+
+class TurnError(Exception):
+    def __init__(self, status: int, message: str, type_: str, param: str | None = None, retry_after: int | None = None):
+        super().__init__(message)
+        self.status, self.type, self.param, self.retry_after = status, type_, param, retry_after
+
+    @classmethod
+    def of(cls, e: Exception, param: str) -> "TurnError":
+        """A turn that did not happen: 429 when full, the engine's status when it failed, else 400 naming ``param``."""
+        if isinstance(e, Overloaded):
+            return cls(429, str(e), "RateLimitError", retry_after=1)
+        if isinstance(e, EngineError):
+            return cls(e.status, str(e), "EngineError" if e.status >= 500 else "BadRequestError")
+        return cls(400, str(e), "BadRequestError", param)
+
+
+@dataclass
+class Streamed:
+    """A turn whose answer streams: who answers (for the headers), the SSE lines, and the
+    admission slot, which the response holds until the last line is sent."""
+
+    decision: RouteDecision
+    lines: AsyncIterator[str]
+    slot: AsyncExitStack
+
+
+class ProxyService:
+    def __init__(self, hcp: HCP, loop: TurnLoop, limits: Limits = Limits()):
+        self.hcp, self.loop = hcp, loop
+        self.admission = Admission(limits)
+        self.store = ConversationStore()
+        """Chat-completions conversations, by the fingerprint of the history the client will resend."""
+        self.snapshots = ConversationStore()
+        """Responses API conversations, by response id."""
+        self.labels = [s.label for s in hcp.specialists]
+        self.training: dict[str, str] = {}
+        """What a background bootstrap is still training (label → state), for /health."""
+
+    def switch_to(self, hcp: HCP, keep_router: bool = False) -> None:
+        """Serve ``hcp`` from the next turn on: a specialist trained in the background, or the
+        trained router (built here unless ``keep_router``). Turns in flight finish as they began."""
+        router = self.loop.router if keep_router else make_router(hcp, self.loop.renderer, self.loop.engine)
+        self.loop.hcp, self.loop.router, self.hcp = hcp, router, hcp
+
+    def health(self) -> dict:
+        return {"status": "ok", **({"training": dict(self.training)} if self.training else {})}
+
+    def named(self, model: str) -> str | None:
+        """The specialist a request names (None: route), or a 404 for an unknown model."""
+        if model == SYSTEM_MODEL:
+            return None
+        if model not in self.labels:
+            raise TurnError(404, f"model {model!r} does not exist; use {SYSTEM_MODEL!r} or a specialist: {', '.join(self.labels)}", "NotFoundError", "model")
+        return model
+
+    def models(self) -> dict:
+        created = int(time.time())
+        return {"object": "list", "data": [{"id": name, "object": "model", "created": created, "owned_by": "molt"} for name in [SYSTEM_MODEL, *self.labels]]}
+
+    async def admitted(self, plan: Callable[[], Awaitable[Plan]], param: str) -> tuple[Plan, AsyncExitStack]:
+        """The turn planned inside an admission slot; the caller closes the slot once the answer is out."""
+        slot = AsyncExitStack()
+        try:
+            await slot.enter_async_context(self.admission.turn())
+            return await plan(), slot
+        except BaseException as e:
+            await slot.aclose()
+            if isinstance(e, (Overloaded, ValueError, EngineError)):
+                raise TurnError.of(e, param) from e
+            raise
+
+    async def answered(self, plan: Plan, slot: AsyncExitStack, param: str) -> Answer:
+        async with slot:
+            try:
+                return await self.loop.answer(plan)
+            except (ValueError, EngineError) as e:
+                raise TurnError.of(e, param) from e
+
+    # -- chat completions ------------------------------------------------------------------------
+    async def chat(self, body: ChatRequest) -> tuple[dict, RouteDecision]:
+        label = self.named(body.model)
+        plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages")
+        answer = await self.answered(plan, slot, "messages")
+        result = self.loop.finish(plan, answer)
+        self.store.put(fingerprint(body.messages + [answer.message]), result.conversation)
+        return completion(body.model, answer.message, answer.usage, answer.finish_reason, plan.decision), plan.decision
+
+    async def chat_stream(self, body: ChatRequest) -> Streamed:
+        label = self.named(body.model)
+        plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages")
+        return Streamed(plan.decision, self.chat_lines(plan, body), slot)
+
+    async def chat_plan(self, body: ChatRequest, label: str | None) -> Plan:
+        system, history, current = split(body.messages)
+        conversation = self.store.get(fingerprint(system + history))
+        if conversation is None:
+            conversation = adopt(system, history, self.hcp.router.default_label) if history else Conversation(tuple(system))
+            if conversation.pending is not None:
+                conversation = await self.loop.route_pending(conversation, label, body.tools)
+        return await self.loop.plan(conversation, current, label, body.tools, body.sampling)
+
+    async def chat_lines(self, plan: Plan, body: ChatRequest) -> AsyncIterator[str]:
+        """The engine's chunks under the proxy's id and model; the turn is stored only after the
+        last one, so a client that leaves mid-stream, or an engine that fails, leaves the
+        conversation as it was (the failure arrives as an SSE error event)."""
+        base = chunk_base(body.model, plan.decision)
+        answer = Answer({"role": "assistant"})
+        try:
+            async for chunk in self.loop.answer_stream(plan):
+                answer = fold(answer, chunk)
+                yield sse({**base, "choices": chunk.get("choices", []), **({"usage": chunk["usage"]} if chunk.get("usage") else {})})
+        except EngineError as e:
+            yield sse(error_body(e.status, str(e), "EngineError"))
+            return
+        result = self.loop.finish(plan, complete(answer))
+        self.store.put(fingerprint(body.messages + [result.message]), result.conversation)
+        yield "data: [DONE]\n\n"
+
+    # -- responses -------------------------------------------------------------------------------
+    async def respond(self, body: ResponsesRequest) -> tuple[dict, RouteDecision]:
+        plan, slot = await self.admitted(lambda: self.respond_plan(body), "input")
+        answer = await self.answered(plan, slot, "input")
+        result = self.loop.finish(plan, answer)
+        response = self.response_head(body, plan.decision)
+        self.snapshots.put(response["id"], result.conversation)
+        return {**response, "status": "completed", "output": output_items(answer.message), "usage": usage_of(answer.usage)}, plan.decision
+
+    async def respond_stream(self, body: ResponsesRequest) -> Streamed:
+        plan, slot = await self.admitted(lambda: self.respond_plan(body), "input")
+        return Streamed(plan.decision, self.respond_lines(plan, body), slot)
+
+    async def respond_plan(self, body: ResponsesRequest) -> Plan:
+        """Stateful turns: each stored response is an immutable snapshot of the conversation, so
+        two requests continuing the same ``previous_response_id`` branch without seeing each other."""
+        label = self.named(body.model)
+        system = ({"role": "system", "content": body.instructions},) if body.instructions else ()
+        conversation = self.snapshots.get(body.previous_response_id) if body.previous_response_id else Conversation(system)
+        if conversation is None:
+            raise TurnError(404, f"no response {body.previous_response_id!r} (responses are kept while the proxy runs)", "NotFoundError", "previous_response_id")
+        return await self.loop.plan(conversation, input_messages(body.input), label, chat_tools(body.tools), body.sampling)
+
+    def response_head(self, body: ResponsesRequest, decision: RouteDecision) -> dict:
+        return {
+            "id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()), "model": body.model,
+            "previous_response_id": body.previous_response_id, "molt": attribution(decision),
+        }
+
+    async def respond_lines(self, plan: Plan, body: ResponsesRequest) -> AsyncIterator[str]:
+        """Responses stream events; the snapshot is stored once the answer is complete."""
+        head = self.response_head(body, plan.decision)
+        events = ResponseEvents(head)
+        answer = Answer({"role": "assistant"})
+        for line in events.start():
+            yield line
+        try:
+            async for chunk in self.loop.answer_stream(plan):
+                answer = fold(answer, chunk)
+                for choice in chunk.get("choices") or []:
+                    for line in events.delta(choice.get("delta") or {}):
+                        yield line
+        except EngineError as e:
+            for line in events.failed(e.status, str(e)):
+                yield line
+            return
+        result = self.loop.finish(plan, complete(answer))
+        self.snapshots.put(head["id"], result.conversation)
+        for line in events.finish(answer.usage):
+            yield line
+
+
+def fold(answer: Answer, chunk: dict) -> Answer:
+    """``answer`` with one streamed chunk merged in (text, tool calls, finish reason, usage)."""
+    finish = answer.finish_reason
+    for choice in chunk.get("choices") or []:
+        merge_delta(answer.message, choice.get("delta") or {})
+        finish = choice.get("finish_reason") or finish
+    return Answer(answer.message, chunk.get("usage") or answer.usage, finish)
+
+
+def complete(answer: Answer) -> Answer:
+    """A streamed answer as a message: an answer that streamed nothing is an empty text."""
+    if "content" not in answer.message and "tool_calls" not in answer.message:
+        answer.message["content"] = ""
+    return answer
+
+
+def sse(data: dict) -> str:
+    return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
