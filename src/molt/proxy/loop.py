@@ -244,21 +244,17 @@ class TurnLoop:
         Once a tool call starts, the rest is held back until the calls are checked; refused calls
         are repaired and the repaired answer comes as one last chunk."""
         body = {**self.answer_body(plan.decision.label, plan.view, plan.tools, plan.sampling), "stream": True, "stream_options": {"include_usage": True}}
-        message: Message = {"role": "assistant"}
-        held, usage, finish = [], {}, "stop"
+        streamed, held = Answer({"role": "assistant"}), []
         async for chunk in self.engine_stream(body):
-            usage = chunk.get("usage") or usage
-            for choice in chunk.get("choices") or []:
-                merge_delta(message, choice.get("delta") or {})
-                finish = choice.get("finish_reason") or finish
-            if plan.tools and (held or message.get("tool_calls")):
+            streamed = fold(streamed, chunk)
+            if plan.tools and (held or streamed.message.get("tool_calls")):
                 held.append(chunk)
             else:
                 yield chunk
         if not held:
             return
-        answer = await self.checked(plan, Answer(message, usage, finish))
-        if answer.message is message:
+        answer = await self.checked(plan, streamed)
+        if answer.message is streamed.message:
             for chunk in held:
                 yield chunk
             return
@@ -367,6 +363,15 @@ def log_route(path: Path, request: RouteRequest, decision: RouteDecision) -> Non
         row["messages"] = [*request.history[-HISTORY_WINDOW:], *request.messages[request.last_user :]]
     with path.open("a", encoding="utf-8") as log:
         log.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def fold(answer: Answer, chunk: dict) -> Answer:
+    """``answer`` with one streamed chunk merged in (text, tool calls, finish reason, usage)."""
+    finish = answer.finish_reason
+    for choice in chunk.get("choices") or []:
+        merge_delta(answer.message, choice.get("delta") or {})
+        finish = choice.get("finish_reason") or finish
+    return Answer(answer.message, chunk.get("usage") or answer.usage, finish)
 
 
 def merge_delta(message: Message, delta: dict) -> None:

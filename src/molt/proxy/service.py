@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from molt.hcp import HCP
 from molt.http_api import error_body
 from molt.proxy.limits import Admission, Limits, Overloaded
-from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, merge_delta
+from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, fold
 from molt.proxy.protocol import SYSTEM_MODEL, ChatRequest, ResponsesRequest, attribution, chunk_base, completion, split
 from molt.proxy.responses_api import ResponseEvents, chat_tools, input_messages, output_items, usage_of
 from molt.proxy.store import ConversationStore, adopt, fingerprint
@@ -189,15 +189,6 @@ class ProxyService:
         self.snapshots.put(head["id"], result.conversation)
         for line in events.finish(answer.usage):
             yield line
-
-
-def fold(answer: Answer, chunk: dict) -> Answer:
-    """``answer`` with one streamed chunk merged in (text, tool calls, finish reason, usage)."""
-    finish = answer.finish_reason
-    for choice in chunk.get("choices") or []:
-        merge_delta(answer.message, choice.get("delta") or {})
-        finish = choice.get("finish_reason") or finish
-    return Answer(answer.message, chunk.get("usage") or answer.usage, finish)
 
 
 def complete(answer: Answer) -> Answer:
