@@ -44,6 +44,17 @@ def renderer(tiny):
     return get_renderer(tiny.tokenizer)
 
 
+BOOTSTRAP_TIMEOUT_S = 1800
+"""The first test that uses ``bootstrapped`` pays for the training (about five minutes on two
+cores), so tests that use it get this budget instead of the suite's 600 s per test."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "bootstrapped" in getattr(item, "fixturenames", ()) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(BOOTSTRAP_TIMEOUT_S))
+
+
 @pytest.fixture(scope="session")
 def bootstrapped(molt_home):
     """What ``molt up`` does on first start, once per session on the embedded model, sized for
@@ -56,5 +67,10 @@ def bootstrapped(molt_home):
     from molt.families import Recipe
 
     functions = ["get_weather", "set_timer", "add_todo", "call_contact", "get_stock_price"]
-    recipes = {"chat": Recipe(examples=80, epochs=2, batch_tokens=1024), "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions})}
+    # at this size the default mix holds ~8 tool-result cases, too few to learn to stop after one
+    shapes = {"call": 0.4, "parallel": 0.05, "no_call": 0.25, "result": 0.3}
+    recipes = {
+        "chat": Recipe(examples=40, epochs=2, batch_tokens=1024),
+        "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions, "shapes": shapes}),
+    }
     return bootstrap(load_hcp(), labels=["chat", "agent"], recipes=recipes)

@@ -188,7 +188,7 @@ def test_mint_serve_trains_for_a_remote_client():
     datum = Datum(model_input=ModelInput.from_ints(tokens[:-1]), loss_fn_inputs={"target_tokens": tokens[1:], "weights": [1.0] * 11})
 
     port = free_port()
-    with serving("mint", "serve", "--port", str(port), "--dtype", "float32", port=port):
+    with serving("mint", "serve", "--port", str(port), "--dtype", "float32", "--base", "tiny", port=port):
         client = ServiceClient(base_url=f"http://127.0.0.1:{port}").create_lora_training_client("tiny", rank=2, seed=0)
         first = client.forward_backward([datum], "cross_entropy").result().metrics["loss:sum"]
         client.optim_step(AdamParams(learning_rate=1e-2))

@@ -591,6 +591,7 @@ def proxy_serve(
     max_request_kb: Annotated[int, typer.Option(min=1, help="Refuse larger request bodies (413), counted on the bytes received.")] = PROXY_LIMITS.max_request_bytes // 1024,
     max_in_flight: Annotated[int, typer.Option(min=1, help="Turns answered at once.")] = PROXY_LIMITS.max_in_flight,
     max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429 with Retry-After.")] = PROXY_LIMITS.max_queued,
+    max_per_client: Annotated[int, typer.Option(min=1, help="Turns one client (bearer token, else address) may have running or waiting; beyond this, 429 for that client.")] = PROXY_LIMITS.max_per_client,
     log_routes: Annotated[Optional[Path], typer.Option(help='Append each routed user turn to this JSONL ({"text", "label", "kind"}, plus "tools" and recent "messages" when the turn has them); it holds user text, so it is off unless asked for. Correct the labels, then `molt router train --traffic FILE`.')] = None,
 ) -> None:
     """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
@@ -599,7 +600,7 @@ def proxy_serve(
 
     contract = _hcp(hcp)
     try:
-        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued), route_log=log_routes)
+        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued, max_per_client), route_log=log_routes)
     except ValueError as e:
         fail(e)
     labels = ", ".join(s.label for s in contract.specialists)

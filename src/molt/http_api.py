@@ -13,6 +13,8 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from molt.models.chat_shapes import first_problem
+
 API_KEY_ENV = "MOLT_API_KEY"
 """Where ``molt engine serve`` and ``molt mint serve`` read their token when ``--api-key`` is not given."""
 
@@ -32,9 +34,9 @@ def sse_error(status: int, message: str, type_: str) -> str:
 
 def validation_error_json(e: RequestValidationError) -> JSONResponse:
     """A body that does not fit the request model: 400 naming the first bad field."""
-    first = e.errors()[0]
-    field = ".".join(str(p) for p in first["loc"] if p != "body")
-    return error_json(400, f"{field or 'body'}: {first['msg']}", "BadRequestError", field or None)
+    problems = [{**p, "loc": tuple(part for part in p["loc"] if part != "body")} for p in e.errors()]
+    field = next((str(p["loc"][0]) for p in problems if p["loc"]), None)
+    return error_json(400, first_problem(problems) if field else f"body: {problems[0]['msg']}", "BadRequestError", field)
 
 
 def install_validation_handler(app: FastAPI) -> None:

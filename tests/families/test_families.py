@@ -78,6 +78,13 @@ def test_agent_can_be_narrowed_to_some_functions():
         assert {t["function"]["name"] for t in case.tools} <= names
 
 
+def test_agent_shapes_can_be_reweighed():
+    cases = FAMILIES["agent"].generate("train", 40, 0, shapes={"result": 1.0})
+    assert {c.check["kind"] for c in cases} == {"result"}
+    with pytest.raises(ValueError, match=r"unknown agent case shapes \['answer'\]; known: call, parallel, no_call, result"):
+        FAMILIES["agent"].generate("train", 4, 0, shapes={"answer": 1.0})
+
+
 def test_the_docstring_example_runs():
     chat = FAMILIES["chat"]
     case = chat.generate("heldout", 1, seed=0)[0]

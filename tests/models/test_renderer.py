@@ -201,10 +201,11 @@ def test_malformed_tool_calls_are_reported_and_kept():
 @pytest.mark.parametrize(
     "messages,error",
     [
-        ([{"role": "robot", "content": "x"}], "role must be one of system, user, assistant, tool"),
-        ([{"role": "user", "content": [{"type": "image_url"}]}], "content must be a string or a list"),
-        ([{"role": "assistant", "tool_calls": [{"function": {}}]}], "needs function.name"),
-        (["hello"], "must be an object"),
+        ([{"role": "robot", "content": "x"}], "role: Input should be 'system', 'user', 'assistant' or 'tool'"),
+        ([{"role": "user", "content": [{"type": "image_url"}]}], r"content: must be a string, null, or a list"),
+        ([{"role": "assistant", "tool_calls": [{"function": {}}]}], r"tool_calls\[0\]\.function\.name: Field required"),
+        ([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": 3}}]}], r"function\.arguments: must be a JSON string"),
+        (["hello"], "Input should be a valid dictionary"),
     ],
 )
 def test_bad_messages_get_clear_errors(renderer, messages, error):

@@ -25,7 +25,7 @@ from scripted_stack import hcp, write_scripted_adapters
 
 CHATS = 200
 LABELS = ("chat", "agent", "coding", "genui")
-LIMITS = Limits(max_in_flight=16, max_queued=150)
+LIMITS = Limits(max_in_flight=16, max_queued=150, max_per_client=CHATS)  # all clients share one address here
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ def client(stack):
     return OpenAI(base_url=f"{stack}/v1", api_key="unused")
 
 
-def turn(client: OpenAI, messages: list[dict], tools: list[dict] | None = None):
-    raw = client.chat.completions.with_raw_response.create(model="molt", messages=messages, tools=tools or [], temperature=0)
+def turn(client: OpenAI, messages: list[dict], tools: list[dict] | None = None, max_tokens: int | None = None):
+    raw = client.chat.completions.with_raw_response.create(model="molt", messages=messages, tools=tools or [], temperature=0, max_tokens=max_tokens)
     return raw.parse(), raw.headers["x-molt-specialist"]
 
 
@@ -52,7 +52,7 @@ def test_plain_conversation_goes_to_chat_and_gets_a_plain_answer(client):
 def test_code_and_ui_requests_reach_their_specialists(client):
     """Only the route is checked here: the suite trains chat and agent; coding and genui answers
     are measured by `molt bench specialists`."""
-    _, specialist = turn(client, [{"role": "user", "content": "Could you code `is_palindrome(s)` for me? It tells whether the string s is a palindrome."}])
+    _, specialist = turn(client, [{"role": "user", "content": "Could you code `is_palindrome(s)` for me? It tells whether the string s is a palindrome."}], max_tokens=16)
     assert specialist == "coding"
-    _, specialist = turn(client, [{"role": "user", "content": "Build me checkboxes for a camping trip: Tent, Lamp and Map."}])
+    _, specialist = turn(client, [{"role": "user", "content": "Build me checkboxes for a camping trip: Tent, Lamp and Map."}], max_tokens=16)
     assert specialist == "genui"

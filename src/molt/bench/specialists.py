@@ -19,6 +19,7 @@ from molt.bench.report import print_rows
 from molt.families import FAMILIES, Split
 from molt.hcp import HCP
 from molt.http_server import ServerThread
+from molt.proxy.limits import Limits
 from molt.proxy.server import create_app as create_proxy_app
 from molt.stack import engine_thread
 
@@ -53,7 +54,7 @@ def run(hcp: HCP, config: SpecialistsBenchConfig, console: Console) -> dict:
     with engine_thread(hcp) as served:
         engine_url = served.model.engine_url
         # single-turn cases: no later turn reads a summary, so the proxy skips writing them
-        with ServerThread(create_proxy_app(served, summaries=False)) as proxy:
+        with ServerThread(create_proxy_app(served, Limits(max_per_client=config.concurrency), summaries=False)) as proxy:
             for split in config.splits:
                 for specialist in trained:
                     cases = FAMILIES[specialist.label].generate(split, config.per_family, config.seed)

@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from molt.models.chat_shapes import Messages, Tools
+
 
 class OpenAIBody(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -45,11 +47,11 @@ class SamplingFields(OpenAIBody):
 
 
 class ChatCompletionRequest(SamplingFields):
-    messages: list[dict[str, Any]] = Field(min_length=1)
+    messages: Messages
     max_completion_tokens: int | None = Field(None, ge=1)
     logprobs: bool = False
     top_logprobs: int | None = Field(None, ge=0, le=0)
-    tools: list[dict[str, Any]] | None = None
+    tools: Tools | None = None
     tool_choice: Literal["none", "auto"] | dict[str, Any] | None = None
 
 

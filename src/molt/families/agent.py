@@ -120,8 +120,14 @@ class AgentFamily(Family):
     max_tokens = 128
     withheld = "12 functions of kinds never trained on (rides, parcels, banking, locks, fitness, …), with a vocabulary of their own"
 
-    def generate(self, split: Split, n: int, seed: int = 0, functions: list[str] | None = None, **options: Any) -> list[Case]:
-        """``functions`` narrows the train functions drawn from (``train`` and ``wording``)."""
+    def generate(
+        self, split: Split, n: int, seed: int = 0, functions: list[str] | None = None, shapes: dict[str, float] | None = None, **options: Any
+    ) -> list[Case]:
+        """``functions`` narrows the train functions drawn from (``train`` and ``wording``);
+        ``shapes`` reweighs the case shapes (call, parallel, no_call, result; default ``SHAPES``)."""
+        weights = dict(SHAPES) if shapes is None else shapes
+        if unknown := set(weights) - {s for s, _ in SHAPES}:
+            raise ValueError(f"unknown agent case shapes {sorted(unknown)}; known: {', '.join(s for s, _ in SHAPES)}")
         rng = rng_for(split, seed, self.name)
         if split == "heldout":
             pool, vocab = HELDOUT_FUNCTIONS, VOCAB["heldout"]
@@ -130,7 +136,7 @@ class AgentFamily(Family):
         templates = "train" if split == "train" else "heldout"
         cases = []
         for _ in range(n):
-            shape = rng.choices([s for s, _ in SHAPES], [w for _, w in SHAPES])[0]
+            shape = rng.choices(list(weights), list(weights.values()))[0]
             parallel = [f for f in pool if templates in PARALLEL.get(f.name, ("", {}))[1]]
             if shape == "parallel" and parallel:
                 cases.append(self._parallel(rng, pool, rng.choice(parallel), templates, vocab))

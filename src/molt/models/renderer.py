@@ -23,11 +23,11 @@ from typing import Any, Literal
 
 from transformers import PreTrainedTokenizerBase
 
+from molt.models.chat_shapes import check_message
 from molt.models.tool_calls import ToolCallFormat, get_tool_call_format
 
 Message = dict[str, Any]
 TrainOn = Literal["all_assistant", "last_assistant"]
-ROLES = ("system", "user", "assistant", "tool")
 
 
 @dataclass(frozen=True)
@@ -152,18 +152,6 @@ class Renderer(ABC):
             message["tool_calls"] = parsed.tool_calls
             message["content"] = parsed.content or None
         return ParsedResponse(message, complete=cut is not None, errors=parsed.errors)
-
-
-def check_message(message: Message) -> Message:
-    """Raise ValueError naming the problem when ``message`` is not a chat message molt can render."""
-    if not isinstance(message, dict):
-        raise ValueError(f"a message must be an object with 'role' and 'content', got {type(message).__name__}")
-    if message.get("role") not in ROLES:
-        raise ValueError(f"message role must be one of {', '.join(ROLES)}; got {message.get('role')!r}")
-    for call in message.get("tool_calls") or []:
-        if not isinstance(call, dict) or not isinstance(call.get("function", {}).get("name"), str):
-            raise ValueError("each tool call needs function.name (OpenAI tool_calls shape)")
-    return message
 
 
 def message_text(message: Message) -> str:

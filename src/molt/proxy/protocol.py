@@ -3,11 +3,12 @@ in ``responses_api.py``), and how an answer says who answered and why."""
 
 import time
 import uuid
-from typing import Any
 
 from pydantic import BaseModel, Field
 
+from molt.models.chat_shapes import Messages, Tools
 from molt.proxy.loop import Sampling
+from molt.proxy.responses_api import FlatTools, InputItems
 from molt.router import RouteDecision
 
 SYSTEM_MODEL = "molt"
@@ -20,12 +21,12 @@ class TurnRequest(BaseModel):
     model: str = SYSTEM_MODEL
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
-    tools: list[dict[str, Any]] | None = None
     stream: bool = False
 
 
 class ChatRequest(TurnRequest):
-    messages: list[dict[str, Any]] = Field(min_length=1)
+    messages: Messages
+    tools: Tools | None = None
     max_tokens: int | None = Field(None, ge=1)
     """Deprecated by OpenAI in favour of max_completion_tokens, which wins when both are sent."""
     max_completion_tokens: int | None = Field(None, ge=1)
@@ -37,7 +38,8 @@ class ChatRequest(TurnRequest):
 
 
 class ResponsesRequest(TurnRequest):
-    input: str | list[dict[str, Any]]
+    input: str | InputItems
+    tools: FlatTools | None = None
     instructions: str | None = None
     max_output_tokens: int | None = Field(None, ge=1)
     previous_response_id: str | None = None

@@ -9,28 +9,84 @@ deltas turned into Responses events (``ResponseEvents``).
 
 import json
 import uuid
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import AfterValidator, Field, ValidationError
+
+from molt.models.chat_shapes import Shape, first_problem
 from molt.proxy.loop import text_of
 
 Message = dict[str, Any]
+
+
+class InputText(Shape):
+    type: Literal["input_text", "output_text", "text"]
+    text: str
+
+
+class InputMessage(Shape):
+    type: Literal["message"] = "message"
+    role: Literal["system", "developer", "user", "assistant"]
+    content: str | list[InputText]
+
+
+class FunctionCallOutput(Shape):
+    type: Literal["function_call_output"]
+    call_id: str
+    output: str
+
+
+class FlatFunctionTool(Shape):
+    type: Literal["function"]
+    name: str = Field(min_length=1)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+ITEM_SHAPES = {"message": InputMessage, "function_call_output": FunctionCallOutput}
+
+
+def check_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each input item fits the shape its ``type`` names (ValueError naming the first that does not)."""
+    for i, item in enumerate(items):
+        kind = item.get("type", "message")
+        shape = ITEM_SHAPES.get(kind) if isinstance(kind, str) else None
+        if shape is None:
+            raise ValueError(f"input[{i}].type: input items of type {kind!r} are not supported ({', '.join(ITEM_SHAPES)})")
+        try:
+            shape.model_validate(item)
+        except ValidationError as e:
+            raise ValueError(first_problem(e, f"input[{i}]")) from None
+    return items
+
+
+def check_flat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for i, tool in enumerate(tools):
+        try:
+            FlatFunctionTool.model_validate(tool)
+        except ValidationError as e:
+            raise ValueError(first_problem(e, f"tools[{i}]")) from None
+    return tools
+
+
+InputItems = Annotated[list[dict[str, Any]], AfterValidator(check_items)]
+FlatTools = Annotated[list[dict[str, Any]], AfterValidator(check_flat_tools)]
 
 
 def input_messages(items: str | list[dict]) -> list[Message]:
     if isinstance(items, str):
         return [{"role": "user", "content": items}]
     messages = []
-    for item in items:
-        kind = item.get("type", "message")
-        if kind == "message":
-            content = item.get("content")
+    for item in items:  # checked by ``InputItems``
+        if item.get("type", "message") == "message":
+            content = item["content"]
             if isinstance(content, list):
-                content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-            messages.append({"role": item.get("role", "user"), "content": content})
-        elif kind == "function_call_output":
-            messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output", "")})
+                content = "".join(part["text"] for part in content)
+            role = "system" if item["role"] == "developer" else item["role"]  # the Responses API's name for it
+            messages.append({"role": role, "content": content})
         else:
-            raise ValueError(f"input items of type {kind!r} are not supported (message, function_call_output)")
+            messages.append({"role": "tool", "tool_call_id": item["call_id"], "content": item["output"]})
     return messages
 
 
@@ -38,9 +94,7 @@ def chat_tools(tools: list[dict] | None) -> list[dict] | None:
     if not tools:
         return None
     out = []
-    for tool in tools:
-        if tool.get("type") != "function" or "name" not in tool:
-            raise ValueError("tools must be function tools: {\"type\": \"function\", \"name\", \"parameters\"}")
+    for tool in tools:  # checked by ``FlatTools``
         out.append({"type": "function", "function": {k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool}})
     return out
 

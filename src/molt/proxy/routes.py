@@ -1,6 +1,7 @@
 """FastAPI routes of the proxy: map service results to JSON or SSE, and ``TurnError`` to OpenAI
 error JSON with the status it names (429s carry ``Retry-After``)."""
 
+import hashlib
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request
@@ -16,6 +17,15 @@ router = APIRouter()
 
 def service(request: Request) -> ProxyService:
     return request.app.state.service
+
+
+def client_of(request: Request) -> str:
+    """Who a turn counts against for the per-client bound: the bearer token it carries (hashed,
+    so no secret is held as a key), else the address it comes from."""
+    header = request.headers.get("authorization")
+    if header:
+        return "token:" + hashlib.sha256(header.encode()).hexdigest()[:16]
+    return "address:" + (request.client.host if request.client else "")
 
 
 def turn_error_json(e: TurnError) -> JSONResponse:
@@ -51,13 +61,15 @@ async def respond(stream: bool, streamed: Callable[[], Awaitable[Streamed]], ans
 @router.post("/v1/chat/completions")
 async def chat(body: ChatRequest, request: Request):
     proxy = service(request)
-    return await respond(body.stream, lambda: proxy.chat_stream(body), lambda: proxy.chat(body))
+    client = client_of(request)
+    return await respond(body.stream, lambda: proxy.chat_stream(body, client), lambda: proxy.chat(body, client))
 
 
 @router.post("/v1/responses")
 async def responses(body: ResponsesRequest, request: Request):
     proxy = service(request)
-    return await respond(body.stream, lambda: proxy.respond_stream(body), lambda: proxy.respond(body))
+    client = client_of(request)
+    return await respond(body.stream, lambda: proxy.respond_stream(body, client), lambda: proxy.respond(body, client))
 
 
 @router.get("/v1/models")

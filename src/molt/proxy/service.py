@@ -80,11 +80,11 @@ class ProxyService:
         created = int(time.time())
         return {"object": "list", "data": [{"id": name, "object": "model", "created": created, "owned_by": "molt"} for name in [SYSTEM_MODEL, *self.labels]]}
 
-    async def admitted(self, plan: Callable[[], Awaitable[Plan]], param: str) -> tuple[Plan, AsyncExitStack]:
-        """The turn planned inside an admission slot; the caller closes the slot once the answer is out."""
+    async def admitted(self, plan: Callable[[], Awaitable[Plan]], param: str, client: str) -> tuple[Plan, AsyncExitStack]:
+        """The turn planned inside an admission slot of ``client``'s; the caller closes the slot once the answer is out."""
         slot = AsyncExitStack()
         try:
-            await slot.enter_async_context(self.admission.turn())
+            await slot.enter_async_context(self.admission.turn(client))
             return await plan(), slot
         except BaseException as e:
             await slot.aclose()
@@ -100,17 +100,17 @@ class ProxyService:
                 raise TurnError.of(e, param) from e
 
     # -- chat completions ------------------------------------------------------------------------
-    async def chat(self, body: ChatRequest) -> tuple[dict, RouteDecision]:
+    async def chat(self, body: ChatRequest, client: str = "") -> tuple[dict, RouteDecision]:
         label = self.named(body.model)
-        plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages")
+        plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages", client)
         answer = await self.answered(plan, slot, "messages")
         result = self.loop.finish(plan, answer)
         self.store.put(fingerprint(body.messages + [answer.message]), result.conversation)
         return completion(body.model, answer.message, answer.usage, answer.finish_reason, plan.decision), plan.decision
 
-    async def chat_stream(self, body: ChatRequest) -> Streamed:
+    async def chat_stream(self, body: ChatRequest, client: str = "") -> Streamed:
         label = self.named(body.model)
-        plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages")
+        plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages", client)
         return Streamed(plan.decision, self.chat_lines(plan, body), slot)
 
     async def chat_plan(self, body: ChatRequest, label: str | None) -> Plan:
@@ -140,16 +140,16 @@ class ProxyService:
         yield "data: [DONE]\n\n"
 
     # -- responses -------------------------------------------------------------------------------
-    async def respond(self, body: ResponsesRequest) -> tuple[dict, RouteDecision]:
-        plan, slot = await self.admitted(lambda: self.respond_plan(body), "input")
+    async def respond(self, body: ResponsesRequest, client: str = "") -> tuple[dict, RouteDecision]:
+        plan, slot = await self.admitted(lambda: self.respond_plan(body), "input", client)
         answer = await self.answered(plan, slot, "input")
         result = self.loop.finish(plan, answer)
         response = self.response_head(body, plan.decision)
         self.snapshots.put(response["id"], result.conversation)
         return {**response, "status": "completed", "output": output_items(answer.message), "usage": usage_of(answer.usage)}, plan.decision
 
-    async def respond_stream(self, body: ResponsesRequest) -> Streamed:
-        plan, slot = await self.admitted(lambda: self.respond_plan(body), "input")
+    async def respond_stream(self, body: ResponsesRequest, client: str = "") -> Streamed:
+        plan, slot = await self.admitted(lambda: self.respond_plan(body), "input", client)
         return Streamed(plan.decision, self.respond_lines(plan, body), slot)
 
     async def respond_plan(self, body: ResponsesRequest) -> Plan:
