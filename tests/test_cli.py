@@ -221,3 +221,21 @@ def test_bench_proxy_at_toy_size(tmp_path):
     figures = json.loads(result.stdout)
     assert figures["median_turn_s_summaries_on"] > 0 and figures["median_turn_s_summaries_off"] > 0
     assert 0 < figures["route_share"] < 1 and figures["summary_latency_ratio"] > 0
+
+
+def test_bootstrap_progress_follows_every_step_of_a_bootstrap(tmp_path, monkeypatch, capsys):
+    """The progress `molt specialists bootstrap` shows, driven by a real (tiny, toy-sized)
+    bootstrap: each callback the bootstrap makes must fit the CLI's."""
+    from molt import cli
+    from molt.families import Recipe
+    from molt.hcp import load_hcp
+    from molt.specialists.bootstrap import bootstrap
+
+    monkeypatch.setenv("MOLT_HOME", str(tmp_path))
+    shipped = load_hcp()
+    shipped = shipped.model_copy(update={"model": shipped.model.model_copy(update={"base": "tiny"})})
+    with cli._bootstrap_progress() as progress:
+        trained, path = bootstrap(shipped, labels=["chat"], progress=progress, recipes={"chat": Recipe(examples=6, batch_tokens=1024)}, router_layer=2)
+    assert path.is_file() and {s.label: s.adapter for s in trained.specialists}["chat"] == "chat"
+    shown = capsys.readouterr().err
+    assert "training chat" in shown and "router:" in shown and "training requests" in shown

@@ -497,7 +497,7 @@ def _bootstrap_progress():
     def running():
         bars.start()
         try:
-            yield Callbacks(on_specialist, on_step, on_router)
+            yield Callbacks(on_specialist=on_specialist, on_step=on_step, on_router=on_router)
         finally:
             bars.stop()
 

@@ -24,7 +24,7 @@ from molt.router.training import DEFAULT_LAYER, train_from_families
 from molt.train.sft import SFTConfig, SFTResult, finished, read_manifest, run_dir, run_sft
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Progress:
     """Callbacks: a specialist starts (label, steps), makes a step (label, step, loss), is trained
     (label, revision), the router is trained (report)."""
