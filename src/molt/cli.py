@@ -512,6 +512,7 @@ def specialists_bootstrap(
 ) -> None:
     """Generate each specialist's training data, fine-tune its adapter with MinT SFT, train the
     router, and write the HCP that serves them to $MOLT_HOME/specialists/<name>.toml."""
+    from molt.families import FAMILIES
     from molt.specialists.bootstrap import bootstrapped_path
 
     contract = _hcp(hcp)
@@ -527,7 +528,8 @@ def specialists_bootstrap(
         fail(f"--only names {', '.join(unknown)}, not labels of this HCP")
     trained, path = _run_bootstrap(contract, labels)
     for specialist in trained.specialists:
-        console.print(f"{specialist.label:>8}: {specialist.revision or 'base (no data family)'}")
+        why = "not trained (--only)" if specialist.label in FAMILIES else "no data family"
+        console.print(f"{specialist.label:>8}: {specialist.revision or f'base ({why})'}")
     console.print(f"HCP written to {path}; serve it with `molt up` (or `molt up --hcp {path}`)")
 
 
