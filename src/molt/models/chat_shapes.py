@@ -88,22 +88,23 @@ def first_problem(error: ValidationError | list[dict], where: str = "") -> str:
     return f"{path}: {message}"
 
 
-def checker(shape: Any, where: str):
+def checker(shape: Any, where: str = ""):
     """A function that returns its value unchanged if it fits ``shape``, else raises ValueError
-    saying what is wrong (an ``AfterValidator`` turns that into the field's 400)."""
+    saying what is wrong, under ``where`` unless the call names another place (an
+    ``AfterValidator`` turns that into the field's 400)."""
     adapter = TypeAdapter(shape)
 
-    def check(value: Any) -> Any:
+    def check(value: Any, at: str = where) -> Any:
         try:
             adapter.validate_python(value)
         except ValidationError as e:
-            raise ValueError(first_problem(e, where)) from None
+            raise ValueError(first_problem(e, at)) from None
         return value
 
     return check
 
 
-check_message = checker(ChatMessage, "")
+check_message = checker(ChatMessage)
 check_messages = checker(list[ChatMessage], "messages")
 check_tools = checker(list[FunctionTool], "tools")
 

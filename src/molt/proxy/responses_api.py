@@ -11,9 +11,9 @@ import json
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, Field
 
-from molt.models.chat_shapes import Shape, first_problem
+from molt.models.chat_shapes import Shape, checker
 from molt.proxy.loop import text_of
 
 Message = dict[str, Any]
@@ -45,33 +45,22 @@ class FlatFunctionTool(Shape):
 
 
 ITEM_SHAPES = {"message": InputMessage, "function_call_output": FunctionCallOutput}
+ITEM_CHECKS = {kind: checker(shape) for kind, shape in ITEM_SHAPES.items()}
 
 
 def check_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each input item fits the shape its ``type`` names (ValueError naming the first that does not)."""
     for i, item in enumerate(items):
         kind = item.get("type", "message")
-        shape = ITEM_SHAPES.get(kind) if isinstance(kind, str) else None
-        if shape is None:
+        check = ITEM_CHECKS.get(kind) if isinstance(kind, str) else None
+        if check is None:
             raise ValueError(f"input[{i}].type: input items of type {kind!r} are not supported ({', '.join(ITEM_SHAPES)})")
-        try:
-            shape.model_validate(item)
-        except ValidationError as e:
-            raise ValueError(first_problem(e, f"input[{i}]")) from None
+        check(item, f"input[{i}]")
     return items
 
 
-def check_flat_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    for i, tool in enumerate(tools):
-        try:
-            FlatFunctionTool.model_validate(tool)
-        except ValidationError as e:
-            raise ValueError(first_problem(e, f"tools[{i}]")) from None
-    return tools
-
-
 InputItems = Annotated[list[dict[str, Any]], AfterValidator(check_items)]
-FlatTools = Annotated[list[dict[str, Any]], AfterValidator(check_flat_tools)]
+FlatTools = Annotated[list[dict[str, Any]], AfterValidator(checker(list[FlatFunctionTool], "tools"))]
 
 
 def input_messages(items: str | list[dict]) -> list[Message]:
