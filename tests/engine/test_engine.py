@@ -8,7 +8,7 @@ from peft import PeftModel
 from conftest import ADAPTERS, tiny_engine, tokens
 from molt.engine.adapters import AdapterNotFound
 from molt.engine.engine import RequestError
-from molt.engine.sampler import SamplingParams
+from molt.engine.sampler import SamplingParams, sample
 from molt.lora.synthetic import write_random_adapter
 from molt.models import load_model
 
@@ -128,6 +128,18 @@ def test_logprobs_and_prompt_logprobs_match_a_full_forward(tiny_root):
     torch.testing.assert_close(torch.tensor(events[0].prompt_logprobs[1:]), torch.tensor(expected[: len(prompt) - 1]), atol=1e-4, rtol=0)
     got = [lp for e in events for lp in e.logprobs]
     torch.testing.assert_close(torch.tensor(got), torch.tensor(expected[len(prompt) - 1 :]), atol=1e-4, rtol=0)
+
+
+def test_logprobs_only_for_the_rows_that_ask_in_a_shared_batch():
+    """The sampler skips the vocabulary-wide log-softmax for rows that did not ask; a row that
+    asks gets the same logprobs alone as beside rows that do not."""
+    logits = torch.randn(3, 50, generator=torch.Generator().manual_seed(0))
+    asks, silent = SamplingParams(temperature=0, logprobs=True), SamplingParams(temperature=0)
+    tokens, logprobs = sample(logits, [silent, asks, silent], [None] * 3)
+    assert tokens == logits.argmax(-1).tolist()
+    assert logprobs[0] is None and logprobs[2] is None
+    assert logprobs[1] == pytest.approx(torch.log_softmax(logits[1], -1)[tokens[1]].item(), abs=1e-6)
+    assert sample(logits[1:2], [asks], [None])[1] == pytest.approx([logprobs[1]], abs=1e-6)
 
 
 def test_stop_strings_stop_tokens_length_and_n(tiny_root):

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from molt.lora.format import AdapterError, check_against_base, read_adapter
-from molt.lora.layers import LORA_DTYPE, Layout, ServingAdapter
+from molt.lora.layers import Layout, ServingAdapter
 
 
 class AdapterNotFound(KeyError):
@@ -19,8 +19,8 @@ class AdapterNotFound(KeyError):
 
 
 class AdapterManager:
-    def __init__(self, root: Path, base: torch.nn.Module, layout: Layout):
-        self.root, self.base, self.layout = root.resolve(), base, layout
+    def __init__(self, root: Path, base: torch.nn.Module, layout: Layout, dtype: torch.dtype):
+        self.root, self.base, self.layout, self.dtype = root.resolve(), base, layout, dtype
         self.adapters: dict[str, ServingAdapter] = {}
         self._revision = 0
         self._lock = threading.Lock()
@@ -40,7 +40,7 @@ class AdapterManager:
         check_against_base(adapter, self.base)
         with self._lock:
             self._revision += 1
-            serving = ServingAdapter.prepare(adapter, self._revision, LORA_DTYPE, self.layout)
+            serving = ServingAdapter.prepare(adapter, self._revision, self.dtype, self.layout)
             self.adapters[name] = serving
         return serving
 

@@ -59,7 +59,7 @@ class LLMEngine:
         # one chunk of headroom: a short prompt padded to the step's widest chunk writes past its end
         self.cache = self.model.new_cache(config.max_num_seqs, config.max_model_len + config.max_prefill_chunk, config.torch_kv_cache_dtype)
         self.prefix = PrefixCache(config.prefix_block_size, config.prefix_cache_mb * 2**20)
-        self.adapters = AdapterManager(config.adapters_root, self.model.model, self.model.layout)
+        self.adapters = AdapterManager(config.adapters_root, self.model.model, self.model.layout, self.model.dtype)
         for name, path in config.lora_modules.items():
             self.adapters.load(name, path)
         self.eos_ids = set(self.renderer.stop_token_ids) | {self.tokenizer.eos_token_id}
@@ -190,7 +190,7 @@ class LLMEngine:
         for seq, token, logprob in zip(rows, new_tokens, logprobs):
             self._append(seq, token, logprob)
 
-    def _append(self, seq: Sequence, token: int, logprob: float) -> None:
+    def _append(self, seq: Sequence, token: int, logprob: float | None) -> None:
         seq.output_ids.append(token)
         seq.output_logprobs.append(logprob)
         self.generated_tokens += 1

@@ -56,14 +56,20 @@ def make_generator(params: SamplingParams, index: int) -> torch.Generator | None
     return torch.Generator().manual_seed(params.seed * 1_000_003 + index)
 
 
-def sample(logits_BV: torch.Tensor, params_B: list[SamplingParams], generators_B: list[torch.Generator | None]) -> tuple[list[int], list[float]]:
-    """One token per row and its raw logprob."""
-    logprobs_BV = torch.log_softmax(logits_BV, dim=-1)
+def sample(logits_BV: torch.Tensor, params_B: list[SamplingParams], generators_B: list[torch.Generator | None]) -> tuple[list[int], list[float | None]]:
+    """One token per row, and its raw logprob for the rows that asked for logprobs (None for the
+    others: a log-softmax over the vocabulary costs as much as a small projection per step)."""
     tokens = logits_BV.argmax(dim=-1).tolist()
     for b, params in enumerate(params_B):
         if params.temperature > 0:
             tokens[b] = _draw(logits_BV[b], params, generators_B[b])
-    chosen = logprobs_BV[torch.arange(len(tokens)), torch.tensor(tokens)].tolist()
+    chosen: list[float | None] = [None] * len(tokens)
+    wanted = [b for b, params in enumerate(params_B) if params.logprobs]
+    if wanted:
+        rows = torch.tensor(wanted)
+        logprobs = torch.log_softmax(logits_BV[rows], dim=-1)[torch.arange(len(wanted)), torch.tensor(tokens)[rows]]
+        for b, logprob in zip(wanted, logprobs.tolist()):
+            chosen[b] = logprob
     return tokens, chosen
 
 

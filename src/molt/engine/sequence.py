@@ -23,7 +23,7 @@ class SequenceOutput:
     """Which of the request's n samples."""
     token_ids: list[int]
     """Tokens added by this step (empty on the final event of a stop-string finish)."""
-    logprobs: list[float]
+    logprobs: list[float | None]
     text: str
     """Text added by this step (held back while a multi-byte character is incomplete)."""
     finished: bool
@@ -51,7 +51,7 @@ class Sequence:
     """Tokens whose K/V are in the slot."""
     num_cached: int = 0
     output_ids: list[int] = field(default_factory=list)
-    output_logprobs: list[float] = field(default_factory=list)
+    output_logprobs: list[float | None] = field(default_factory=list)
     prompt_logprobs: list[float | None] | None = None
     emitted_text: str = ""
     emitted_tokens: int = 0
