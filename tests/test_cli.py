@@ -62,15 +62,20 @@ def test_up_answers_piped_questions_through_the_trained_stack(embedded, bootstra
     questions = "What is the capital of France?\nWrite a Python function `double(x)` that returns x times 2.\n"
     result = molt("up", "--port", str(port), "--engine-port", str(engine_port), stdin=questions)
     assert result.returncode == 0 and "First start" not in result.stderr  # the cached specialists are served
+    assert f"serving production: pair {bootstrapped.pair.id}" in " ".join(result.stderr.split())  # the registry's production pair
     assert "molt [chat] › The capital of France is Paris." in result.stdout and "molt [coding] › " in result.stdout
     assert f"engine: http://127.0.0.1:{engine_port}/v1" in result.stderr
 
 
 @pytest.mark.embedded
 def test_bootstrap_is_done_once_and_the_trained_router_is_scored(embedded, bootstrapped):
-    hcp, path = bootstrapped
+    hcp, path = bootstrapped.hcp, bootstrapped.path
     trained = {s.label: s for s in hcp.specialists if s.adapter}
-    assert set(trained) == {"chat", "agent"} and all(s.adapter == s.label and s.revision.startswith("molt://") for s in trained.values())
+    assert set(trained) == {"chat", "agent"} and all(s.adapter == s.label and s.revision.startswith("store/") for s in trained.values())
+    assert bootstrapped.alias == "production"
+    lineage = molt("registry", "lineage", "production")
+    assert lineage.returncode == 0 and bootstrapped.pair.id in lineage.stdout and "production" in lineage.stdout
+    assert all(f"specialist:{label}: adapter" in lineage.stdout for label in trained) and "trained_by: job" in lineage.stdout
     assert hcp.router.kind == "classifier" and molt("hcp", "validate", str(path)).returncode == 0
     again = molt("specialists", "bootstrap")
     assert again.returncode == 0 and "already bootstrapped" in again.stdout
@@ -235,7 +240,7 @@ def test_bootstrap_progress_follows_every_step_of_a_bootstrap(tmp_path, monkeypa
     shipped = load_hcp()
     shipped = shipped.model_copy(update={"model": shipped.model.model_copy(update={"base": "tiny"})})
     with cli._bootstrap_progress() as progress:
-        trained, path = bootstrap(shipped, labels=["chat"], progress=progress, recipes={"chat": Recipe(examples=6, batch_tokens=1024)}, router_layer=2)
-    assert path.is_file() and {s.label: s.adapter for s in trained.specialists}["chat"] == "chat"
+        done = bootstrap(shipped, labels=["chat"], progress=progress, recipes={"chat": Recipe(examples=6, batch_tokens=1024)}, router_layer=2)
+    assert done.path.is_file() and {s.label: s.adapter for s in done.hcp.specialists}["chat"] == "chat"
     shown = capsys.readouterr().err
     assert "training chat" in shown and "router:" in shown and "training requests" in shown

@@ -12,7 +12,7 @@ from molt.http_api import API_KEY_ENV
 from molt.proxy.limits import Limits
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: rl, evolve, registry."
+COMING = "Coming next: rl, evolve."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -40,6 +40,7 @@ proxy_app = command_group("proxy", "The Mixture-of-LoRA routing proxy (OpenAI ch
 hcp_app = command_group("hcp", "HCP, the versioned TOML contract that recreates a runtime.")
 specialists_app = command_group("specialists", "The default specialists: train them and write the HCP that serves them.")
 router_app = command_group("router", "Trained routers: fit one on labelled requests, score one on held-out requests.")
+registry_app = command_group("registry", "Records of every base, adapter revision, HCP, pair, dataset, job and evaluation; aliases and their moves.")
 console = Console()
 err = Console(stderr=True)
 PROXY_LIMITS = Limits()
@@ -53,6 +54,8 @@ def fail(error: object, code: int = 2) -> NoReturn:
 
 Source = Annotated[str, typer.Option("--model", "-m", help=SOURCE_HELP)]
 TrainedHcp = Annotated[Optional[Path], typer.Option(help="The HCP to use; default: the bootstrapped one (`molt specialists bootstrap`).")]
+DbOption = Annotated[Optional[str], typer.Option("--db", help="Registry database: any SQLAlchemy URL (postgresql://user@host/db); default $MOLT_DB, else a SQLite file in $MOLT_HOME.")]
+Actor = Annotated[Optional[str], typer.Option(help="Who makes the move, for the record; default: your login name.")]
 
 
 def _load(source: str) -> LoadedModel:
@@ -83,14 +86,22 @@ def up(
     and the router train in the background (minutes on two cores, once; progress in the log, on
     the page and in /health); each specialist is served as soon as it is trained."""
     from molt.hcp import load_hcp
+    from molt.registry.pairs import PRODUCTION
     from molt.specialists.bootstrap import bootstrapped_path
     from molt.stack import run_stack
 
-    first_start = hcp is None and bootstrap and not bootstrapped_path(load_hcp()).is_file()
-    if hcp is None and bootstrap and not first_start:
-        contract = _hcp(bootstrapped_path(load_hcp()))
-    else:
-        contract = _hcp(hcp)
+    contract, first_start = None, False
+    if hcp is None and bootstrap:
+        registry = _registry(None)
+        production = registry.resolve_alias(PRODUCTION)
+        if production is not None:
+            contract = _pair_hcp(registry, production[0])
+            err.print(f"[dim]serving {PRODUCTION}: pair {production[0]} (since {production[1].at:%Y-%m-%d %H:%M}, {production[1].reason})[/]")
+        elif bootstrapped_path(load_hcp()).is_file():
+            contract = _hcp(bootstrapped_path(load_hcp()))
+        else:
+            first_start = True
+    contract = contract or _hcp(hcp)
     run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err, train=first_start)
 
 
@@ -239,9 +250,11 @@ def train_sft(
     mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
     engine_url: Annotated[Optional[str], typer.Option(help="Load the finished adapter into this running engine (no restart).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Fine-tune a LoRA adapter on chat JSONL (assistant tokens only), with packing, a held-out
-    eval loss, checkpoints and --resume; the result is an adapter revision the engine serves."""
+    eval loss, checkpoints and --resume; the result is an adapter revision the engine serves,
+    registered with its dataset and job (`molt registry promote` puts it into production)."""
     import dataclasses
     import json
 
@@ -277,14 +290,30 @@ def train_sft(
         response = httpx.post(f"{engine_url.rstrip('/')}/v1/load_lora_adapter", json={"lora_name": adapter, "lora_path": result.revision}, timeout=120)
         if response.is_error:
             fail(f"the engine refused the adapter: {response.text}", 1)
+    record = _register_sft(config, result, db)
     if json_output:
-        console.print_json(json.dumps({**dataclasses.asdict(result), "manifest": str(result.manifest)}))
+        console.print_json(json.dumps({**dataclasses.asdict(result), "manifest": str(result.manifest), "record": record}))
         return
     before = "n/a" if result.eval_loss_before is None else f"{result.eval_loss_before:.4f}"
     after = "n/a" if result.eval_loss_after is None else f"{result.eval_loss_after:.4f}"
     console.print(f"adapter [bold]{adapter}[/]: {result.steps} steps, {result.tokens_per_s:.0f} tokens/s, eval loss {before} → {after}")
     console.print(f"revision {result.revision}" + (f", loaded into {engine_url}" if engine_url else ""))
     console.print(f"serve it: molt engine serve --lora {adapter}={result.revision}")
+    if record:
+        console.print(f"registered adapter revision {record}; put it into production with: molt registry promote {record}")
+
+
+def _register_sft(config, result, db: Optional[str]) -> Optional[str]:
+    """Register the run's dataset, job and adapter revision; None (with a warning) when the
+    revision's files are not on this machine (a remote MinT server)."""
+    from molt.mint.checkpoints import CheckpointError
+    from molt.registry.pairs import register_sft
+
+    try:
+        return register_sft(_registry(db), config, result, source=f"file:{Path(config.data).name}").id
+    except (CheckpointError, FileNotFoundError) as e:
+        err.print(f"[yellow]not registered[/]: the revision's files are not on this machine ({e})")
+        return None
 
 
 def _sft_progress():
@@ -526,11 +555,15 @@ def specialists_bootstrap(
     unknown = sorted(set(labels or []) - {s.label for s in contract.specialists})
     if unknown:
         fail(f"--only names {', '.join(unknown)}, not labels of this HCP")
-    trained, path = _run_bootstrap(contract, labels)
-    for specialist in trained.specialists:
+    done = _run_bootstrap(contract, labels)
+    for specialist in done.hcp.specialists:
         why = "not trained (--only)" if specialist.label in FAMILIES else "no data family"
         console.print(f"{specialist.label:>8}: {specialist.revision or f'base ({why})'}")
-    console.print(f"HCP written to {path}; serve it with `molt up` (or `molt up --hcp {path}`)")
+    console.print(f"registered pair {done.pair.id} as {done.alias}; HCP written to {done.path}")
+    if done.alias == "production":
+        console.print("serve it with `molt up`")
+    else:
+        console.print(f"`molt up` serves production; to serve this pair: molt registry promote {done.pair.id}")
 
 
 @router_app.command("train")
@@ -638,6 +671,185 @@ def hcp_diff(
     lines = diff_hcp(_hcp(old), _hcp(new))
     for line in lines or ["no differences"]:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+
+
+def _registry(db: Optional[str]):
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from molt.registry import Registry
+
+    try:
+        return Registry(db)
+    except (SQLAlchemyError, ValueError) as e:
+        fail(f"cannot open the registry database: {e}")
+
+
+def _pair_hcp(registry, ref: str):
+    from molt.hcp import HCPError
+    from molt.registry import RegistryError
+    from molt.registry.pairs import pair_hcp
+
+    try:
+        return pair_hcp(registry, ref)
+    except (RegistryError, HCPError) as e:
+        fail(e)
+
+
+def _actor(actor: Optional[str]) -> str:
+    import getpass
+
+    return actor or getpass.getuser()
+
+
+def _record(registry, ref: str):
+    from molt.registry import RegistryError
+
+    try:
+        return registry.get(ref)
+    except RegistryError as e:
+        fail(e)
+
+
+@registry_app.command("list")
+def registry_list(
+    kind: Annotated[Optional[str], typer.Option(help="Only records of this kind: base, dataset, job, adapter, router, hcp, pair, evaluation.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Every record, oldest first, with the aliases that point at it."""
+    from molt.registry.lineage import describe
+
+    registry = _registry(db)
+    pointing: dict[str, list[str]] = {}
+    for alias, target in registry.aliases().items():
+        pointing.setdefault(target, []).append(alias)
+    table = Table("created", "record", "aliases")
+    for entry in registry.records(kind):
+        table.add_row(f"{entry.created_at:%Y-%m-%d %H:%M:%S}", describe(entry), ", ".join(pointing.get(entry.id, [])))
+    console.print(table)
+
+
+@registry_app.command("show")
+def registry_show(
+    ref: Annotated[str, typer.Argument(help="A record id (or its start) or an alias.")],
+    db: DbOption = None,
+) -> None:
+    """One record as JSON: kind, name, content hash, attributes, parents."""
+    import dataclasses
+    import json
+
+    entry = _record(_registry(db), ref)
+    console.print_json(json.dumps(dataclasses.asdict(entry), default=str))
+
+
+@registry_app.command("lineage")
+def registry_lineage(
+    ref: Annotated[str, typer.Argument(help="A record id (or its start) or an alias, e.g. production.")],
+    png: Annotated[Optional[Path], typer.Option(help="Also draw the ancestry as a picture in this PNG file.")] = None,
+    db: DbOption = None,
+) -> None:
+    """The record and everything it was made from, as a tree."""
+    from molt.registry import RegistryError
+    from molt.registry.lineage import draw, tree
+
+    registry = _registry(db)
+    try:
+        lineage = registry.lineage(ref)
+    except RegistryError as e:
+        fail(e)
+    console.print(tree(lineage, registry.aliases()))
+    if png:
+        console.print(f"drawn to {draw(lineage, png, f'lineage of {ref}')}")
+
+
+@registry_app.command("alias")
+def registry_alias(
+    name: Annotated[str, typer.Argument(help="The alias to move (any name).")],
+    ref: Annotated[str, typer.Argument(help="The record it should point at.")],
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "moved by hand",
+    actor: Actor = None,
+    db: DbOption = None,
+) -> None:
+    """Point an alias at a record; the move is recorded."""
+    from molt.registry import RegistryError
+
+    try:
+        move = _registry(db).move(name, ref, _actor(actor), reason)
+    except RegistryError as e:
+        fail(e)
+    console.print(f"{name}: {move.from_id or '(new)'} → {move.to_id}")
+
+
+@registry_app.command("promote")
+def registry_promote(
+    ref: Annotated[str, typer.Argument(help="A pair, or an adapter revision: then a new pair is made from the alias's pair with that specialist switched to it.")],
+    alias: Annotated[str, typer.Option(help="The alias to move.")] = "production",
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "promoted by hand",
+    actor: Actor = None,
+    db: DbOption = None,
+) -> None:
+    """Make a pair the one ``molt up`` serves (alias production by default)."""
+    from molt.hcp import HCPError
+    from molt.registry import RegistryError
+    from molt.registry.pairs import with_adapter
+
+    registry = _registry(db)
+    try:
+        target = registry.get(ref)
+        if target.kind == "adapter":
+            current = registry.resolve_alias(alias)
+            if current is None:
+                fail(f"alias {alias!r} names no pair to put adapter {target.id} into; promote a pair first")
+            target = with_adapter(registry, current[0], target.id)
+            console.print(f"new pair {target.id}: {alias}'s pair with {target.attributes['members']['specialists']}")
+        elif target.kind != "pair":
+            fail(f"{ref!r} is a {target.kind} record; promote a pair or an adapter revision")
+        move = registry.move(alias, target.id, _actor(actor), reason)
+    except (RegistryError, HCPError) as e:
+        fail(e)
+    console.print(f"{alias}: {move.from_id or '(new)'} → {move.to_id}; a running `molt up` serves it after a restart")
+
+
+@registry_app.command("rollback")
+def registry_rollback(
+    alias: Annotated[str, typer.Argument(help="The alias to move back.")] = "production",
+    reason: Annotated[str, typer.Option(help="Why, for the record.")] = "rollback",
+    actor: Actor = None,
+    db: DbOption = None,
+) -> None:
+    """Move an alias back to where its last move took it from."""
+    from molt.registry import RegistryError
+
+    try:
+        move = _registry(db).rollback(alias, _actor(actor), reason)
+    except RegistryError as e:
+        fail(e)
+    console.print(f"{alias}: {move.from_id} → {move.to_id} (rolled back)")
+
+
+@registry_app.command("history")
+def registry_history(
+    alias: Annotated[Optional[str], typer.Argument(help="Only this alias's moves.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Every alias move: when, from where to where, who, why."""
+    table = Table("#", "when", "alias", "from", "to", "who", "why")
+    for move in _registry(db).history(alias):
+        table.add_row(str(move.id), f"{move.at:%Y-%m-%d %H:%M:%S}", move.alias, move.from_id or "", move.to_id, move.actor, move.reason)
+    console.print(table)
+
+
+@registry_app.command("gc")
+def registry_gc(
+    min_age: Annotated[float, typer.Option(help="Leave stored folders younger than this many seconds (a registration may be under way).")] = 3600,
+    db: DbOption = None,
+) -> None:
+    """Delete stored files that no record names (left by an interrupted registration)."""
+    removed = _registry(db).gc(min_age)
+    for path in removed:
+        console.print(f"removed {path}")
+    console.print(f"{len(removed)} orphan folder(s) removed")
 
 
 def _version(value: bool) -> None:

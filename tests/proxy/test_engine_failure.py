@@ -2,6 +2,7 @@
 conversation stays as it was, and once the engine is back the same turn goes through.
 Run: pytest tests/proxy/test_engine_failure.py"""
 
+import asyncio
 import signal
 import socket
 import subprocess
@@ -48,7 +49,7 @@ def test_engine_killed_mid_turn(tmp_path):
             first = client.chat.completions.create(model="molt", messages=[CODE_Q])
             history = [CODE_Q, {"role": "assistant", "content": first.choices[0].message.content}]
             assert history[1]["content"] == CODE_A
-            before = app.state.service.store.get(fingerprint(history))
+            before = asyncio.run(app.state.service.store.get(fingerprint(history)))
             assert [t.label for t in before.turns] == ["coding"]
             turn = [*history, {"role": "user", "content": "Tell me a long story."}]
             stream = client.chat.completions.create(model="chat", messages=turn, stream=True)
@@ -60,7 +61,7 @@ def test_engine_killed_mid_turn(tmp_path):
                         engine.send_signal(signal.SIGKILL)
                         engine.wait(30)
             assert received >= 2
-            assert app.state.service.store.get(fingerprint(history)) is before  # untouched
+            assert asyncio.run(app.state.service.store.get(fingerprint(history))) is before  # untouched
             assert len(app.state.service.store) == 1  # the broken turn was never stored
             with pytest.raises(openai.APIStatusError, match="engine unreachable") as error:
                 client.chat.completions.create(model="chat", messages=turn)
@@ -68,7 +69,7 @@ def test_engine_killed_mid_turn(tmp_path):
             engine = start_engine(tmp_path, port)
             again = client.chat.completions.create(model="chat", messages=turn, max_tokens=8)
             assert again.model_extra["molt"]["specialist"] == "chat"
-            after = app.state.service.store.get(fingerprint([*turn, again.choices[0].message.model_dump(exclude_none=True)]))
+            after = asyncio.run(app.state.service.store.get(fingerprint([*turn, again.choices[0].message.model_dump(exclude_none=True)])))
             assert [t.label for t in after.turns] == ["coding", "chat"]
     finally:
         engine.kill()

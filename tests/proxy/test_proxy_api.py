@@ -3,6 +3,7 @@ scripted specialists: routing with the specialist named in every answer, statele
 resends, bypassing the router by model name, tool-call round trips, and errors.
 Run: pytest tests/proxy/test_proxy_api.py"""
 
+import asyncio
 import json
 import httpx
 import openai
@@ -80,7 +81,7 @@ def test_streaming_passes_chunks_through_and_stores_the_turn_at_the_end(client, 
     chunks = list(client.chat.completions.create(model="molt", messages=[CODE_Q], stream=True))
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == CODE_A and all(c.model_extra["molt"]["specialist"] == "coding" for c in chunks)
-    stored = app.state.service.store.get(fingerprint([CODE_Q, {"role": "assistant", "content": CODE_A}]))
+    stored = asyncio.run(app.state.service.store.get(fingerprint([CODE_Q, {"role": "assistant", "content": CODE_A}])))
     assert stored is not None and [t.label for t in stored.turns] == ["coding"]
     calls = list(client.chat.completions.create(model="molt", messages=[WEATHER_Q], tools=[WEATHER], stream=True))
     deltas = [c.choices[0].delta for c in calls if c.choices and c.choices[0].delta.tool_calls]
@@ -97,7 +98,7 @@ def test_responses_branch_from_one_response_without_seeing_each_other(client, ap
     left = client.responses.create(model="molt", input="Thanks, that helps.", previous_response_id=first.id)
     right = client.responses.create(model="molt", input="Tell me a joke.", previous_response_id=first.id)
     after_left = client.responses.create(model="chat", input="One more thing.", previous_response_id=left.id)
-    users = lambda response: [t.user["content"] for t in app.state.service.snapshots.get(response.id).turns]
+    users = lambda response: [t.user["content"] for t in asyncio.run(app.state.service.snapshots.get(response.id)).turns]
     assert users(left) == [CODE_Q["content"], "Thanks, that helps."]
     assert users(right) == [CODE_Q["content"], "Tell me a joke."]
     assert users(after_left) == [CODE_Q["content"], "Thanks, that helps.", "One more thing."]
@@ -139,7 +140,7 @@ def test_responses_stream_with_the_official_client(client, app):
         text = stream.get_final_response()
     assert events[0] == "response.created" and events[-1] == "response.completed" and "response.output_text.delta" in events
     assert text.output_text == CODE_A and text.status == "completed"
-    assert [t.label for t in app.state.service.snapshots.get(text.id).turns] == ["coding"]
+    assert [t.label for t in asyncio.run(app.state.service.snapshots.get(text.id)).turns] == ["coding"]
 
     with client.responses.stream(model="molt", input=WEATHER_Q["content"], tools=[FLAT_WEATHER]) as stream:
         deltas = [event.delta for event in stream if event.type == "response.function_call_arguments.delta"]

@@ -141,6 +141,21 @@ class Environment(Table):
         return check_env_names(value)
 
 
+class Experience(Table):
+    """What the proxy keeps in its database (``$MOLT_DB``, else SQLite in $MOLT_HOME), and for how long."""
+
+    max_conversations: int = Field(10_000, ge=1)
+    """Stored conversations (chat histories and Responses snapshots) kept; the oldest go first."""
+    cached_conversations: int = Field(1_000, ge=1)
+    """Of those, how many stay in memory; the rest are read back from the database when continued."""
+    max_turns: int = Field(100_000, ge=1)
+    """Turns kept in the experience log (with their feedback); the oldest go first."""
+    max_age_days: float = Field(30, gt=0)
+    """Conversations, summaries and logged turns older than this are deleted."""
+    private: list[Literal["view", "answer", "tool_results", "comment"]] = []
+    """Fields of the experience log that are never stored (``comment``: feedback comments)."""
+
+
 class HCPv1(Table):
     hcp_version: Literal["1"]
     name: str = Field(min_length=1)
@@ -152,6 +167,7 @@ class HCPv1(Table):
     prompts: Prompts
     tools: Tools = Tools()
     environment: Environment = Environment()
+    experience: Experience = Experience()
 
     @model_validator(mode="after")
     def _labels_agree(self) -> "HCPv1":

@@ -23,6 +23,7 @@
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -109,6 +110,10 @@ class Plan:
     sampling: Sampling
     started: float
     """perf_counter() when the turn began, for the turn-time metric."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds spent per hop before the answer: route, summary_wait."""
+    turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Names this turn to the client (``x-molt-turn-id``), in the experience log and in the stored conversation."""
 
 
 @dataclass(frozen=True)
@@ -148,7 +153,7 @@ class TurnLoop:
         self, conversation: Conversation, current: list[Message], label: str | None = None, tools: list[dict] | None = None, sampling: Sampling = Sampling()
     ) -> "Plan":
         """Route and build the view: everything before the answer (so a stream can announce the specialist)."""
-        started = time.perf_counter()
+        started, timings = time.perf_counter(), {}
         pending = conversation.pending
         if pending is not None:
             check_tool_results(pending, current)
@@ -160,17 +165,19 @@ class TurnLoop:
             start = time.perf_counter()
             request = route_request(conversation.turns, current, tools)
             decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.route(request)
-            self.metrics.observe("route", time.perf_counter() - start)
+            timings["route"] = time.perf_counter() - start
+            self.metrics.observe("route", timings["route"])
             user, earlier = current[-1], []
             if self.route_log is not None:
                 log_route(self.route_log, request, decision)
         start = time.perf_counter()
         turns = await self.with_summaries(conversation.turns, decision.label)
-        self.metrics.observe("summary_wait", time.perf_counter() - start)
+        timings["summary_wait"] = time.perf_counter() - start
+        self.metrics.observe("summary_wait", timings["summary_wait"])
         allowed = self.allowed(tools)
         max_tokens = sampling.engine_fields(self.hcp.generation)["max_tokens"]
         view = await self.fitted(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier], allowed, max_tokens)
-        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started)
+        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings)
 
     async def route(self, request: RouteRequest) -> RouteDecision:
         try:
@@ -227,7 +234,7 @@ class TurnLoop:
         message, usage = answer.message, answer.usage
         self.metrics.turn(plan.decision.label, plan.decision.kind)
         self.metrics.observe("turn", time.perf_counter() - plan.started)
-        turn = Turn(plan.decision.label, plan.user, (*plan.earlier, message))
+        turn = Turn(plan.decision.label, plan.user, (*plan.earlier, message), id=plan.turn_id)
         if message.get("tool_calls"):
             return TurnResult(message, plan.decision, replace(plan.conversation, turns=plan.turns, pending=turn), usage)
         if self.write_summaries:

@@ -3,8 +3,9 @@ in ``responses_api.py``), and how an answer says who answered and why."""
 
 import time
 import uuid
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from molt.models.chat_shapes import Messages, Tools
 from molt.proxy.loop import Sampling
@@ -67,8 +68,18 @@ def attribution(decision: RouteDecision) -> dict:
     return {"specialist": decision.label, "reason": decision.reason}
 
 
-def route_headers(decision: RouteDecision) -> dict:
-    return {"x-molt-specialist": decision.label, "x-molt-route-reason": decision.reason.encode("ascii", "replace").decode()}
+def route_headers(decision: RouteDecision, turn_id: str) -> dict:
+    """Who answered and why, and the turn's id (for ``POST /v1/feedback``)."""
+    return {"x-molt-specialist": decision.label, "x-molt-route-reason": decision.reason.encode("ascii", "replace").decode(), "x-molt-turn-id": turn_id}
+
+
+class FeedbackRequest(BaseModel):
+    """``POST /v1/feedback``: the user's verdict on one turn."""
+
+    model_config = ConfigDict(extra="forbid")
+    turn_id: str = Field(min_length=1, max_length=40)
+    rating: Literal["up", "down"]
+    comment: str | None = Field(None, max_length=4000)
 
 
 def completion(model: str, message: dict, usage: dict, finish_reason: str, decision: RouteDecision) -> dict:

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 
 from molt.http_api import error_json
-from molt.proxy.protocol import ChatRequest, ResponsesRequest, route_headers
+from molt.proxy.loop import Plan
+from molt.proxy.protocol import ChatRequest, FeedbackRequest, ResponsesRequest, route_headers
 from molt.proxy.service import ProxyService, Streamed, TurnError
-from molt.router import RouteDecision
 
 router = APIRouter()
 
@@ -38,7 +38,7 @@ class HeldStreamingResponse(StreamingResponse):
     before the body generator ever started (a never-started generator runs no ``finally``)."""
 
     def __init__(self, streamed: Streamed):
-        super().__init__(streamed.lines, media_type="text/event-stream", headers=route_headers(streamed.decision))
+        super().__init__(streamed.lines, media_type="text/event-stream", headers=route_headers(streamed.plan.decision, streamed.plan.turn_id))
         self.slot = streamed.slot
 
     async def __call__(self, scope, receive, send) -> None:
@@ -48,14 +48,14 @@ class HeldStreamingResponse(StreamingResponse):
             await self.slot.aclose()
 
 
-async def respond(stream: bool, streamed: Callable[[], Awaitable[Streamed]], answered: Callable[[], Awaitable[tuple[dict, RouteDecision]]]):
+async def respond(stream: bool, streamed: Callable[[], Awaitable[Streamed]], answered: Callable[[], Awaitable[tuple[dict, Plan]]]):
     try:
         if stream:
             return HeldStreamingResponse(await streamed())
-        answer, decision = await answered()
+        answer, plan = await answered()
     except TurnError as e:
         return turn_error_json(e)
-    return JSONResponse(answer, headers=route_headers(decision))
+    return JSONResponse(answer, headers=route_headers(plan.decision, plan.turn_id))
 
 
 @router.post("/v1/chat/completions")
@@ -70,6 +70,15 @@ async def responses(body: ResponsesRequest, request: Request):
     proxy = service(request)
     client = client_of(request)
     return await respond(body.stream, lambda: proxy.respond_stream(body, client), lambda: proxy.respond(body, client))
+
+
+@router.post("/v1/feedback")
+async def feedback(body: FeedbackRequest, request: Request):
+    """Thumbs up or down, and a comment, on a turn named by its ``x-molt-turn-id`` header."""
+    try:
+        return await service(request).feedback(body)
+    except TurnError as e:
+        return turn_error_json(e)
 
 
 @router.get("/v1/models")

@@ -33,6 +33,7 @@ from pathlib import Path
 import httpx
 from fastapi import FastAPI
 
+from molt.experience.log import ProxyState
 from molt.hcp import HCP
 from molt.http_api import Guard, install_validation_handler
 from molt.models import load_tokenizer
@@ -53,20 +54,24 @@ def env_token(name: str | None, what: str) -> str | None:
     return os.environ[name]
 
 
-def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, route_log: Path | None = None) -> FastAPI:
+def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, route_log: Path | None = None, db: str | None = None, pair: str | None = None) -> FastAPI:
+    """``db``: the database that keeps conversations and the experience log (default ``$MOLT_DB``,
+    else SQLite in $MOLT_HOME); ``pair``: the registry pair served, named in the log."""
     token = env_token(hcp.environment.api_key_env, "bearer-token auth")
     engine_token = env_token(hcp.model.engine_api_key_env, "the engine's token")
     engine = httpx.AsyncClient(
         base_url=hcp.model.engine_url.rstrip("/"), timeout=600, headers={"authorization": f"Bearer {engine_token}"} if engine_token else None
     )
     renderer = get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format)
-    service = ProxyService(hcp, TurnLoop(hcp, make_router(hcp, renderer, engine), engine, renderer, summaries, route_log), limits)
+    state = ProxyState(hcp.experience, db, pair)
+    service = ProxyService(hcp, TurnLoop(hcp, make_router(hcp, renderer, engine), engine, renderer, summaries, route_log), state, limits)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         yield
         await service.loop.aclose()
         await engine.aclose()
+        state.close()
 
     app = FastAPI(title="molt proxy", lifespan=lifespan)
     app.state.service = service

@@ -11,15 +11,20 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from molt.hcp import HCP
 from molt.http_api import error_body
 from molt.proxy.limits import Admission, Limits, Overloaded
-from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, fold
-from molt.proxy.protocol import SYSTEM_MODEL, ChatRequest, ResponsesRequest, attribution, chunk_base, completion, split
+from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, TurnResult, fold
+from molt.proxy.protocol import SYSTEM_MODEL, ChatRequest, FeedbackRequest, ResponsesRequest, attribution, chunk_base, completion, split
 from molt.proxy.responses_api import ResponseEvents, chat_tools, input_messages, output_items, usage_of
-from molt.proxy.store import ConversationStore, adopt, fingerprint
+from molt.proxy.store import adopt, fingerprint
 from molt.router import RouteDecision, make_router
+
+if TYPE_CHECKING:
+    from molt.experience.conversations import DurableConversations
+    from molt.experience.log import ProxyState
 
 
 class TurnError(Exception):
@@ -39,21 +44,21 @@ class TurnError(Exception):
 
 @dataclass
 class Streamed:
-    """A turn whose answer streams: who answers (for the headers), the SSE lines, and the
-    admission slot, which the response holds until the last line is sent."""
+    """A turn whose answer streams: the plan (who answers and the turn id, for the headers), the
+    SSE lines, and the admission slot, which the response holds until the last line is sent."""
 
-    decision: RouteDecision
+    plan: Plan
     lines: AsyncIterator[str]
     slot: AsyncExitStack
 
 
 class ProxyService:
-    def __init__(self, hcp: HCP, loop: TurnLoop, limits: Limits = Limits()):
-        self.hcp, self.loop = hcp, loop
+    def __init__(self, hcp: HCP, loop: TurnLoop, state: "ProxyState", limits: Limits = Limits()):
+        self.hcp, self.loop, self.state = hcp, loop, state
         self.admission = Admission(limits)
-        self.store = ConversationStore()
+        self.store = state.conversations
         """Chat-completions conversations, by the fingerprint of the history the client will resend."""
-        self.snapshots = ConversationStore()
+        self.snapshots = state.snapshots
         """Responses API conversations, by response id."""
         self.labels = [s.label for s in hcp.specialists]
         self.training: dict[str, str] = {}
@@ -94,28 +99,40 @@ class ProxyService:
 
     async def answered(self, plan: Plan, slot: AsyncExitStack, param: str) -> Answer:
         async with slot:
+            start = time.perf_counter()
             try:
-                return await self.loop.answer(plan)
+                answer = await self.loop.answer(plan)
             except (ValueError, EngineError) as e:
                 raise TurnError.of(e, param) from e
+            plan.timings["answer"] = time.perf_counter() - start
+            return answer
+
+    async def finished(self, plan: Plan, answer: Answer, store: "DurableConversations", key: Callable[[dict], str]) -> TurnResult:
+        """Finish the turn: store the conversation under ``key(answer message)`` and log the turn.
+        Both are queued for the database's writer, never awaited on the database."""
+        result = self.loop.finish(plan, answer)
+        await store.put(key(result.message), result.conversation)
+        timings = {**plan.timings, "turn": time.perf_counter() - plan.started}
+        results = [m for m in plan.earlier if m.get("role") == "tool"]
+        await self.state.log.record(plan.turn_id, plan.decision, {"messages": plan.view, "tools": plan.tools}, result.message, results, timings)
+        return result
 
     # -- chat completions ------------------------------------------------------------------------
-    async def chat(self, body: ChatRequest, client: str = "") -> tuple[dict, RouteDecision]:
+    async def chat(self, body: ChatRequest, client: str = "") -> tuple[dict, Plan]:
         label = self.named(body.model)
         plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages", client)
         answer = await self.answered(plan, slot, "messages")
-        result = self.loop.finish(plan, answer)
-        self.store.put(fingerprint(body.messages + [answer.message]), result.conversation)
-        return completion(body.model, answer.message, answer.usage, answer.finish_reason, plan.decision), plan.decision
+        await self.finished(plan, answer, self.store, lambda message: fingerprint(body.messages + [message]))
+        return completion(body.model, answer.message, answer.usage, answer.finish_reason, plan.decision), plan
 
     async def chat_stream(self, body: ChatRequest, client: str = "") -> Streamed:
         label = self.named(body.model)
         plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages", client)
-        return Streamed(plan.decision, self.chat_lines(plan, body), slot)
+        return Streamed(plan, self.chat_lines(plan, body), slot)
 
     async def chat_plan(self, body: ChatRequest, label: str | None) -> Plan:
         system, history, current = split(body.messages)
-        conversation = self.store.get(fingerprint(system + history))
+        conversation = await self.store.get(fingerprint(system + history))
         if conversation is None:
             conversation = adopt(system, history, self.hcp.router.default_label) if history else Conversation(tuple(system))
             if conversation.pending is not None:
@@ -127,7 +144,7 @@ class ProxyService:
         last one, so a client that leaves mid-stream, or an engine that fails, leaves the
         conversation as it was (the failure arrives as an SSE error event)."""
         base = chunk_base(body.model, plan.decision)
-        answer = Answer({"role": "assistant"})
+        answer, start = Answer({"role": "assistant"}), time.perf_counter()
         try:
             async for chunk in self.loop.answer_stream(plan):
                 answer = fold(answer, chunk)
@@ -135,31 +152,39 @@ class ProxyService:
         except EngineError as e:
             yield sse(error_body(e.status, str(e), "EngineError"))
             return
-        result = self.loop.finish(plan, complete(answer))
-        self.store.put(fingerprint(body.messages + [result.message]), result.conversation)
+        plan.timings["answer"] = time.perf_counter() - start
+        await self.finished(plan, complete(answer), self.store, lambda message: fingerprint(body.messages + [message]))
         yield "data: [DONE]\n\n"
 
+    async def feedback(self, body: FeedbackRequest) -> dict:
+        from molt.experience.log import UnknownTurn
+
+        try:
+            await self.state.log.feedback(body.turn_id, body.rating, body.comment)
+        except UnknownTurn:
+            raise TurnError(404, f"no logged turn {body.turn_id!r} (the x-molt-turn-id header of a turn this proxy served, within the HCP's retention)", "NotFoundError", "turn_id") from None
+        return {"object": "feedback", "turn_id": body.turn_id, "rating": body.rating}
+
     # -- responses -------------------------------------------------------------------------------
-    async def respond(self, body: ResponsesRequest, client: str = "") -> tuple[dict, RouteDecision]:
+    async def respond(self, body: ResponsesRequest, client: str = "") -> tuple[dict, Plan]:
         plan, slot = await self.admitted(lambda: self.respond_plan(body), "input", client)
         answer = await self.answered(plan, slot, "input")
-        result = self.loop.finish(plan, answer)
         response = self.response_head(body, plan.decision)
-        self.snapshots.put(response["id"], result.conversation)
-        return {**response, "status": "completed", "output": output_items(answer.message), "usage": usage_of(answer.usage)}, plan.decision
+        await self.finished(plan, answer, self.snapshots, lambda _: response["id"])
+        return {**response, "status": "completed", "output": output_items(answer.message), "usage": usage_of(answer.usage)}, plan
 
     async def respond_stream(self, body: ResponsesRequest, client: str = "") -> Streamed:
         plan, slot = await self.admitted(lambda: self.respond_plan(body), "input", client)
-        return Streamed(plan.decision, self.respond_lines(plan, body), slot)
+        return Streamed(plan, self.respond_lines(plan, body), slot)
 
     async def respond_plan(self, body: ResponsesRequest) -> Plan:
         """Stateful turns: each stored response is an immutable snapshot of the conversation, so
         two requests continuing the same ``previous_response_id`` branch without seeing each other."""
         label = self.named(body.model)
         system = ({"role": "system", "content": body.instructions},) if body.instructions else ()
-        conversation = self.snapshots.get(body.previous_response_id) if body.previous_response_id else Conversation(system)
+        conversation = await self.snapshots.get(body.previous_response_id) if body.previous_response_id else Conversation(system)
         if conversation is None:
-            raise TurnError(404, f"no response {body.previous_response_id!r} (responses are kept while the proxy runs)", "NotFoundError", "previous_response_id")
+            raise TurnError(404, f"no response {body.previous_response_id!r} (never made here, or past the HCP's retention)", "NotFoundError", "previous_response_id")
         return await self.loop.plan(conversation, input_messages(body.input), label, chat_tools(body.tools), body.sampling)
 
     def response_head(self, body: ResponsesRequest, decision: RouteDecision) -> dict:
@@ -172,7 +197,7 @@ class ProxyService:
         """Responses stream events; the snapshot is stored once the answer is complete."""
         head = self.response_head(body, plan.decision)
         events = ResponseEvents(head)
-        answer = Answer({"role": "assistant"})
+        answer, start = Answer({"role": "assistant"}), time.perf_counter()
         for line in events.start():
             yield line
         try:
@@ -185,8 +210,8 @@ class ProxyService:
             for line in events.failed(e.status, str(e)):
                 yield line
             return
-        result = self.loop.finish(plan, complete(answer))
-        self.snapshots.put(head["id"], result.conversation)
+        plan.timings["answer"] = time.perf_counter() - start
+        await self.finished(plan, complete(answer), self.snapshots, lambda _: head["id"])
         for line in events.finish(answer.usage):
             yield line
 

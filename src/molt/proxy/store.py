@@ -1,4 +1,4 @@
-"""Conversations the proxy keeps for stateless clients, keyed by what the client will resend.
+"""How the proxy finds the conversation of a stateless client: by what the client will resend.
 
 A chat-completions client resends the whole history each turn. The proxy stores the
 conversation after each turn under the fingerprint of the history as the client will send it
@@ -10,12 +10,9 @@ start of their last answer.
 
 import hashlib
 import json
-from collections import OrderedDict
 
 from molt.proxy.loop import Conversation, stand_in_summary, text_of
 from molt.proxy.views import Message, Turn
-
-MAX_CONVERSATIONS = 10_000
 
 
 def canonical(message: Message) -> dict:
@@ -39,25 +36,3 @@ def adopt(system: list[Message], history: list[Message], label: str) -> Conversa
     turns = [Turn(label, group[0], tuple(group[1:]), stand_in_summary(group[-1])) for group in groups]
     pending = turns.pop() if turns and turns[-1].replies and turns[-1].replies[-1].get("tool_calls") else None
     return Conversation(tuple(system), tuple(turns), pending)
-
-
-class ConversationStore:
-    """Fingerprint → conversation, least recently used first out beyond ``capacity``."""
-
-    def __init__(self, capacity: int = MAX_CONVERSATIONS):
-        self.capacity = capacity
-        self._items: OrderedDict[str, Conversation] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def get(self, key: str) -> Conversation | None:
-        if key in self._items:
-            self._items.move_to_end(key)
-        return self._items.get(key)
-
-    def put(self, key: str, conversation: Conversation) -> None:
-        self._items[key] = conversation
-        self._items.move_to_end(key)
-        while len(self._items) > self.capacity:
-            self._items.popitem(last=False)

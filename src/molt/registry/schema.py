@@ -60,3 +60,63 @@ class Alias(Base):
     name: Mapped[str] = mapped_column(String(80), primary_key=True)
     record_id: Mapped[str] = mapped_column(ForeignKey("records.id"))
     move_id: Mapped[int] = mapped_column(ForeignKey("alias_moves.id"))
+
+
+# -- what the proxy keeps: conversations, summaries, the experience log (migration 0002) ---------
+
+
+class StoredConversation(Base):
+    """A conversation snapshot the proxy can continue: a chat history's fingerprint or a
+    Responses-API response id → its turns (JSON)."""
+
+    __tablename__ = "conversations"
+
+    key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(10))
+    """``chat`` (keyed by the history's fingerprint) or ``response`` (by response id)."""
+    data: Mapped[dict] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class TurnSummary(Base):
+    """A turn's summary, written when the summary hop finishes (after the snapshot was stored)."""
+
+    __tablename__ = "turn_summaries"
+
+    turn_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    summary: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class ExperienceTurn(Base):
+    """One turn the proxy served: who answered and why, what it saw, what it said, how long each hop took."""
+
+    __tablename__ = "experience"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    """The turn id, sent to the client in the ``x-molt-turn-id`` header (for feedback)."""
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    pair: Mapped[str | None] = mapped_column(String(80))
+    """The registry pair served, when the stack serves one."""
+    specialist: Mapped[str] = mapped_column(String(40), index=True)
+    route: Mapped[dict] = mapped_column(JSON)
+    """kind, reason, scores."""
+    view: Mapped[list | None] = mapped_column(JSON)
+    """The specialist's own-view messages (None when the HCP marks ``view`` private)."""
+    answer: Mapped[dict | None] = mapped_column(JSON)
+    """The assistant message, tool calls included (None when private)."""
+    tool_results: Mapped[list | None] = mapped_column(JSON)
+    """Tool results this turn carried back to the specialist (None when private)."""
+    latency: Mapped[dict] = mapped_column(JSON)
+    """Seconds per hop: route, summary_wait, answer, turn."""
+
+
+class Feedback(Base):
+    __tablename__ = "feedback"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    turn_id: Mapped[str] = mapped_column(ForeignKey("experience.id"), index=True)
+    rating: Mapped[str] = mapped_column(String(4))
+    """``up`` or ``down``."""
+    comment: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -40,10 +40,10 @@ class BackgroundBootstrap:
     def run(self) -> None:
         progress = Progress(on_specialist=self.started, on_step=self.stepped, on_trained=self.trained, on_router=self.routed)
         try:
-            trained, path = bootstrap(self.shipped, progress=progress, **self.options)
-            self.service.switch_to(trained)
+            done = bootstrap(self.shipped, progress=progress, **self.options)
+            self.service.switch_to(done.hcp)
             self.status["router"] = "ready"
-            self.log(f"all specialists and the router are trained and served; the HCP is {path}")
+            self.log(f"all specialists and the router are trained and served: pair {done.pair.id} ({done.alias}); the HCP is {done.path}")
         except Exception as e:  # serving goes on with what is ready
             for label, state in self.status.items():
                 if state != "ready":

@@ -8,6 +8,10 @@ the HCP's examples. The result is a new HCP file, ``$MOLT_HOME/specialists/<name
 adapters, revisions and ``router.kind = "classifier"``; the input HCP is never edited. An
 interrupted bootstrap resumes each unfinished adapter from its last checkpoint, and keeps the
 adapters it finished (same recipe, same data).
+
+Everything is registered (``molt.registry``): each specialist's dataset, training job and adapter
+revision, the router, and the (model, harness) pair, whose HCP serves every file from the
+content store. The pair becomes ``production`` when there is none yet, else ``candidate``.
 """
 
 import json
@@ -20,8 +24,21 @@ from molt.families import FAMILIES, Recipe
 from molt.hcp import HCP, to_toml
 from molt.home import molt_home, replace_folder, write_atomic
 from molt.mint import ServiceClient
+from molt.registry import Entry, Registry
+from molt.registry.pairs import PRODUCTION, adapter_for_revision, pair_hcp, register_pair, register_sft
 from molt.router.training import DEFAULT_LAYER, train_from_families
 from molt.train.sft import SFTConfig, SFTResult, finished, read_manifest, run_dir, run_sft
+
+
+@dataclass(frozen=True)
+class Bootstrapped:
+    hcp: HCP
+    """The HCP that serves the pair (adapters and router from the content store)."""
+    path: Path
+    """Where that HCP was also written, ``$MOLT_HOME/specialists/<name>.toml``."""
+    pair: Entry
+    alias: str
+    """The alias moved to the pair: ``production`` on the first bootstrap, else ``candidate``."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +80,7 @@ def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
     return write_atomic(path, "".join(rows))
 
 
-def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClient, progress: Progress, seed: int) -> SFTResult:
+def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClient, progress: Progress, seed: int) -> tuple[SFTConfig, SFTResult]:
     config = SFTConfig(
         adapter=label, data=write_data(hcp, label, recipe, seed), base_model=hcp.model.base, rank=recipe.rank,
         learning_rate=recipe.learning_rate, epochs=recipe.epochs, batch_tokens=recipe.batch_tokens, eval_fraction=0.05, save_every=10, seed=seed,
@@ -73,12 +90,12 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
     if done is not None:  # trained before with these settings and data (an earlier, interrupted start)
         progress.on_specialist(label, done.steps)
         progress.on_step(label, done.steps, done.losses[-1] if done.losses else float("nan"))
-        return done
+        return config, done
     manifest = read_manifest(label)
     resume = manifest is not None and manifest.get("revision") is None and manifest.get("state") is not None
     if manifest is not None and manifest.get("revision") is None and not resume:
         (run_dir(label) / "manifest.json").unlink()  # stopped before its first checkpoint: start over
-    return run_sft(
+    return config, run_sft(
         config, service, resume=resume,
         on_start=lambda total, first, n_train, n_eval: progress.on_specialist(label, total),
         on_step=lambda report: progress.on_step(label, report.step, report.loss),
@@ -87,25 +104,32 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
 
 def bootstrap(
     hcp: HCP, labels: list[str] | None = None, service: ServiceClient | None = None, progress: Progress = Progress(), seed: int = 0,
-    recipes: dict[str, Recipe] | None = None, router_layer: int = DEFAULT_LAYER,
-) -> tuple[HCP, Path]:
-    """Train, then write and return the HCP that serves the trained specialists and router.
-    ``labels`` limits which specialists are trained; ``recipes`` overrides the families' recipes;
-    the router reads the base's hidden states after ``router_layer``."""
+    recipes: dict[str, Recipe] | None = None, router_layer: int = DEFAULT_LAYER, registry: Registry | None = None,
+) -> Bootstrapped:
+    """Train, register, and write the HCP that serves the trained specialists and router.
+    ``labels`` limits which specialists are trained (the others keep the adapters ``hcp`` names);
+    ``recipes`` overrides the families' recipes; the router reads the base's hidden states after
+    ``router_layer``."""
     recipes = {**{name: family.recipe for name, family in FAMILIES.items()}, **(recipes or {})}
     service = service or ServiceClient(dtype="auto")
+    registry = registry or Registry()
     chosen = [s.label for s in hcp.specialists if s.label in FAMILIES and (labels is None or s.label in labels)]
-    specialists = []
+    adapters: dict[str, Entry] = {}
     for specialist in hcp.specialists:
         if specialist.label in chosen:
-            result = train_specialist(hcp, specialist.label, recipes[specialist.label], service, progress, seed)
-            specialist = specialist.model_copy(update={"adapter": specialist.label, "revision": result.revision})
-            progress.on_trained(specialist.label, result.revision)
-        specialists.append(specialist)
+            config, result = train_specialist(hcp, specialist.label, recipes[specialist.label], service, progress, seed)
+            adapters[specialist.label] = register_sft(registry, config, result, source=f"family:{specialist.label}")
+            progress.on_trained(specialist.label, adapters[specialist.label].attributes["revision"])
+        elif specialist.adapter and specialist.revision:  # trained before: keeps its revision
+            adapters[specialist.label] = adapter_for_revision(registry, specialist.adapter, specialist.revision)
     router = train_from_families(hcp, seed, router_layer)
     progress.on_router(router.info)
-    folder = router_folder(hcp)
-    replace_folder(molt_home() / folder, router.save)
-    settings = {"kind": "classifier", "classifier": folder}
-    trained = hcp.model_copy(update={"specialists": specialists, "router": hcp.router.model_copy(update=settings)})
-    return trained, write_atomic(bootstrapped_path(hcp), to_toml(trained))
+    folder = molt_home() / router_folder(hcp)
+    replace_folder(folder, router.save)
+    base = registry.add_base(hcp.model.base)
+    router_record = registry.add_router(folder, f"{hcp.name} router", router.info, {"base": base.id})
+    pair = register_pair(registry, hcp, adapters, router_record)
+    alias = "candidate" if registry.resolve_alias(PRODUCTION) else PRODUCTION
+    registry.move(alias, pair.id, "molt specialists bootstrap", f"bootstrap of {', '.join(chosen) or 'no specialist'}")
+    trained = pair_hcp(registry, pair.id)
+    return Bootstrapped(trained, write_atomic(bootstrapped_path(hcp), to_toml(trained)), pair, alias)

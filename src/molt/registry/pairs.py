@@ -1,0 +1,79 @@
+"""(model, harness) pairs: registering what training made, and turning a pair back into the HCP
+that serves it.
+
+A pair's HCP record is the exact HCP it is served with: each trained specialist's ``revision``
+is its adapter's place in the content store (``store/<hash>``, under the engine's adapters root)
+and the router's folder is the stored router's, so serving a pair needs nothing but the registry.
+"""
+
+import tomllib
+from pathlib import Path
+
+from molt.hcp import HCP, to_toml
+from molt.hcp.contract import parse_hcp
+from molt.mint.checkpoints import resolve
+from molt.registry.registry import Entry, Registry, RegistryError
+from molt.train.sft import SFTConfig, SFTResult
+
+PRODUCTION = "production"
+
+
+def register_sft(registry: Registry, config: SFTConfig, result: SFTResult, source: str) -> Entry:
+    """The dataset, the training job and the adapter revision of one finished SFT run."""
+    base = registry.add_base(config.base_model)
+    data = registry.add_dataset(Path(config.data), source)
+    settings = config.model_dump(mode="json", exclude={"data"})
+    metrics = {
+        "losses": result.losses, "steps": result.steps, "train_tokens": result.train_tokens,
+        "eval_loss_before": result.eval_loss_before, "eval_loss_after": result.eval_loss_after,
+    }
+    job = registry.add_job(config.adapter, "sft", settings, metrics, {"base": base.id, "data": data.id})
+    return registry.add_adapter(resolve(result.revision), config.adapter, {"base": base.id, "trained_by": job.id})
+
+
+def adapter_for_revision(registry: Registry, name: str, revision: str) -> Entry:
+    """The adapter record behind an HCP's revision: a stored one (``store/<hash>``) is already
+    registered; a MinT revision (``molt://run/name``) is registered from its folder."""
+    if revision.startswith("store/"):
+        return registry.get(f"adapter-{revision.removeprefix('store/')[:16]}")
+    return registry.add_adapter(resolve(revision), name)
+
+
+def register_pair(registry: Registry, hcp: HCP, adapters: dict[str, Entry], router: Entry | None, derived_from: str | None = None) -> Entry:
+    """A pair serving ``hcp`` with ``adapters`` (label → adapter revision) and ``router``."""
+    specialists = [
+        s.model_copy(update={"adapter": adapters[s.label].name, "revision": adapters[s.label].attributes["revision"]}) if s.label in adapters else s
+        for s in hcp.specialists
+    ]
+    served = hcp.model_copy(update={"specialists": specialists})
+    if router is not None:
+        served = served.model_copy(update={"router": served.router.model_copy(update={"kind": "classifier", "classifier": router.attributes["folder"]})})
+    base = registry.add_base(hcp.model.base)
+    hcp_record = registry.add_hcp(to_toml(served), hcp.name, {"derived_from": derived_from} if derived_from else None)
+    trained = {label: a.id for label, a in adapters.items()}
+    return registry.add_pair(hcp.name, base.id, hcp_record.id, router.id if router else None, trained)
+
+
+def pair_hcp(registry: Registry, ref: str) -> HCP:
+    """The HCP a pair (or an alias naming one) is served with."""
+    pair = registry.get(ref)
+    if pair.kind != "pair":
+        raise RegistryError(f"{ref!r} is a {pair.kind} record, not a pair")
+    hcp = registry.get(pair.attributes["members"]["hcp"])
+    return parse_hcp(tomllib.loads(hcp.attributes["toml"]), f"registry {hcp.id}")
+
+
+def with_adapter(registry: Registry, pair_ref: str, adapter_ref: str) -> Entry:
+    """A new pair: ``pair_ref`` with the specialist whose adapter has this revision's name
+    switched to it (same base, router and other specialists)."""
+    pair, adapter = registry.get(pair_ref), registry.get(adapter_ref)
+    if adapter.kind != "adapter":
+        raise RegistryError(f"{adapter_ref!r} is a {adapter.kind} record, not an adapter revision")
+    hcp = pair_hcp(registry, pair.id)
+    labels = [s.label for s in hcp.specialists if s.adapter == adapter.name or s.label == adapter.name]
+    if not labels:
+        raise RegistryError(f"no specialist of pair {pair.id} serves an adapter named {adapter.name!r} ({', '.join(s.label for s in hcp.specialists)})")
+    members = pair.attributes["members"]
+    adapters = {label: registry.get(a) for label, a in members["specialists"].items()} | {labels[0]: adapter}
+    router = registry.get(members["router"]) if members["router"] else None
+    return register_pair(registry, hcp, adapters, router, derived_from=members["hcp"])
