@@ -3,11 +3,14 @@ exercised from empty; the embedded model is converted at most once per session."
 
 import os
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from postgres_server import create_database, postgres_server  # noqa: E402 — beside this file
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -74,3 +77,17 @@ def bootstrapped(molt_home):
         "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions, "shapes": shapes}),
     }
     return bootstrap(load_hcp(), labels=["chat", "agent"], recipes=recipes)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    with postgres_server() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    """A fresh, empty database of each kind: a SQLite file, or a new database on the test server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'registry.db'}"
+    return create_database(request.getfixturevalue("postgres"), f"molt_{uuid.uuid4().hex[:12]}")

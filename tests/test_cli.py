@@ -93,6 +93,9 @@ def test_bench_route_and_specialists_at_toy_size(embedded, bootstrapped):
     assert 0 < figures["route_share"] < 1 and 0 <= figures["summary_share"] < 1 and figures["median_turn_s"] > 0
     result = molt("bench", "specialists", "--per-family", "1", "--json")
     splits = json.loads(result.stdout)["splits"]
+    evaluation = json.loads(result.stdout)["evaluation"]  # of the production pair, in the registry
+    shown = json.loads(molt("registry", "show", evaluation).stdout)
+    assert shown["parents"] == {"subject": bootstrapped.pair.id} and shown["attributes"]["metrics"]["heldout.chat.routed.score"]["n"] == 1
     assert set(splits) == {"heldout", "wording"}
     for families in splits.values():
         assert set(families) == {"chat", "agent"}  # the trained ones

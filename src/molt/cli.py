@@ -40,6 +40,7 @@ proxy_app = command_group("proxy", "The Mixture-of-LoRA routing proxy (OpenAI ch
 hcp_app = command_group("hcp", "HCP, the versioned TOML contract that recreates a runtime.")
 specialists_app = command_group("specialists", "The default specialists: train them and write the HCP that serves them.")
 router_app = command_group("router", "Trained routers: fit one on labelled requests, score one on held-out requests.")
+experience_app = command_group("experience", "The experience log: every turn the proxy served, with feedback; export it to train on.")
 registry_app = command_group("registry", "Records of every base, adapter revision, HCP, pair, dataset, job and evaluation; aliases and their moves.")
 console = Console()
 err = Console(stderr=True)
@@ -90,19 +91,19 @@ def up(
     from molt.specialists.bootstrap import bootstrapped_path
     from molt.stack import run_stack
 
-    contract, first_start = None, False
+    contract, first_start, pair = None, False, None
     if hcp is None and bootstrap:
         registry = _registry(None)
         production = registry.resolve_alias(PRODUCTION)
         if production is not None:
-            contract = _pair_hcp(registry, production[0])
+            contract, pair = _pair_hcp(registry, production[0]), production[0]
             err.print(f"[dim]serving {PRODUCTION}: pair {production[0]} (since {production[1].at:%Y-%m-%d %H:%M}, {production[1].reason})[/]")
         elif bootstrapped_path(load_hcp()).is_file():
             contract = _hcp(bootstrapped_path(load_hcp()))
         else:
             first_start = True
     contract = contract or _hcp(hcp)
-    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err, train=first_start)
+    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err, train=first_start, pair=pair)
 
 
 @app.command()
@@ -434,9 +435,16 @@ def bench_specialists(
         fail(f"unknown split {', '.join(unknown)}; choose from {', '.join(SPLITS[1:])}")
     try:
         config = SpecialistsBenchConfig(per_family, splits=tuple(split or SPLITS[1:]), families=tuple(family or ()))
-        result = run(_trained_hcp(hcp), config, err if json_output else console)
+        contract, pair = _trained(hcp)
+        result = run(contract, config, err if json_output else console)
     except ValueError as e:
         fail(e)
+    if pair is not None:
+        from molt.registry.pairs import register_evaluation
+
+        evaluation = register_evaluation(_registry(None), pair, result)
+        result["evaluation"] = evaluation.id
+        err.print(f"registered {evaluation.id} of pair {pair}: {evaluation.attributes['verdict']}")
     if json_output:
         print_json(result)
 
@@ -479,16 +487,27 @@ HcpFile = Annotated[Optional[Path], typer.Argument(help="An HCP TOML file; omit 
 
 
 def _trained_hcp(path: Optional[Path]):
-    """``path``, else the bootstrapped default HCP; an error when there is none yet."""
+    """``path``, else the registry's production pair, else the bootstrapped default HCP; an error
+    when there is none yet."""
+    return _trained(path)[0]
+
+
+def _trained(path: Optional[Path]):
+    """(HCP, the pair it is when it comes from the registry, else None)."""
     from molt.hcp import load_hcp
+    from molt.registry.pairs import PRODUCTION
     from molt.specialists.bootstrap import bootstrapped_path
 
     if path is not None:
-        return _hcp(path)
+        return _hcp(path), None
+    registry = _registry(None)
+    production = registry.resolve_alias(PRODUCTION)
+    if production is not None:
+        return _pair_hcp(registry, production[0]), production[0]
     trained = bootstrapped_path(load_hcp())
     if not trained.is_file():
         fail("no trained specialists yet: run `molt specialists bootstrap` (or `molt up`), or pass --hcp")
-    return _hcp(trained)
+    return _hcp(trained), None
 
 
 def _run_bootstrap(contract, labels):
@@ -850,6 +869,49 @@ def registry_gc(
     for path in removed:
         console.print(f"removed {path}")
     console.print(f"{len(removed)} orphan folder(s) removed")
+
+
+def _since(value: Optional[str]):
+    """An ISO date or time (UTC unless it says), or an age: 30m, 12h, 7d."""
+    import re
+    from datetime import datetime, timedelta, timezone
+
+    if value is None:
+        return None
+    age = re.fullmatch(r"(\d+(?:\.\d+)?)([mhd])", value.strip())
+    if age:
+        unit = {"m": "minutes", "h": "hours", "d": "days"}[age.group(2)]
+        return datetime.now(timezone.utc) - timedelta(**{unit: float(age.group(1))})
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        fail(f"--since {value!r}: give an ISO date or time (2026-12-01, 2026-12-01T09:30) or an age (30m, 12h, 7d)")
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+@experience_app.command("export")
+def experience_export(
+    out: Annotated[Optional[Path], typer.Option(help="Write the JSONL here; default: standard output.")] = None,
+    since: Annotated[Optional[str], typer.Option(help="Only turns since this ISO date/time or age (30m, 12h, 7d).")] = None,
+    specialist: Annotated[Optional[str], typer.Option(help="Only turns this specialist answered.")] = None,
+    feedback: Annotated[Optional[str], typer.Option(help="Only turns with this feedback: up or down.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Logged turns as chat JSONL (the specialist's own view, then its answer) that `molt train sft
+    --data` reads. Turns whose view or answer the HCP kept private are skipped."""
+    import json
+
+    from molt.experience.log import RATINGS, export
+    from molt.home import write_atomic
+
+    if feedback is not None and feedback not in RATINGS:
+        fail(f"--feedback must be one of {', '.join(RATINGS)}, not {feedback!r}")
+    rows = [json.dumps(row, ensure_ascii=False) + "\n" for row in export(_registry(db).engine, _since(since), specialist, feedback)]
+    if out is None:
+        print("".join(rows), end="")
+    else:
+        write_atomic(out, "".join(rows))
+    err.print(f"{len(rows)} turn(s) exported" + (f" to {out}" if out else ""))
 
 
 def _version(value: bool) -> None:

@@ -49,8 +49,8 @@ def engine_thread(hcp: HCP, loaded: LoadedModel | None = None) -> Iterator[HCP]:
         yield stack_hcp(hcp, server.port)
 
 
-def proxy_with_page(hcp: HCP):
-    app = create_proxy_app(hcp)
+def proxy_with_page(hcp: HCP, pair: str | None = None):
+    app = create_proxy_app(hcp, pair=pair)
     page = (resources.files("molt.web") / "index.html").read_text(encoding="utf-8")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -60,13 +60,14 @@ def proxy_with_page(hcp: HCP):
     return app
 
 
-def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False) -> None:
-    """Serve ``hcp``; with ``train``, also train its specialists and router in the background,
-    each served as soon as it is ready (first start)."""
+def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False, pair: str | None = None) -> None:
+    """Serve ``hcp`` (the registry's ``pair``, when it is one, named in the experience log); with
+    ``train``, also train its specialists and router in the background, each served as soon as
+    it is ready (first start)."""
     hcp = stack_hcp(hcp, engine_port)
     with ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port) as engine_url:
         err.print(f"[dim]engine: {engine_url}/v1 ({hcp.model.base})[/]")
-        app = proxy_with_page(hcp)
+        app = proxy_with_page(hcp, pair)
         if train:
             err.print("[bold]First start:[/] the base answers now; the specialists and the router train in the background and are served as each is ready")
             BackgroundBootstrap(hcp, app.state.service, log=lambda line: err.print(line, markup=False, highlight=False)).start()

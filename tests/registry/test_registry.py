@@ -166,3 +166,20 @@ def test_a_crash_while_registering_leaves_no_record_pointing_at_missing_files(re
     adapter = registry.add_adapter(folder, "chat")  # and registering again works
     assert registry.store.path(adapter.content_hash).joinpath("adapter_model.safetensors").is_file()
     assert registry.gc(min_age_s=0) == []  # referenced files stay
+
+
+def test_an_evaluation_records_rates_with_wilson_intervals_and_a_verdict(registry):
+    from molt.registry.pairs import register_evaluation, wilson
+
+    low, high = wilson(0.5, 30)
+    assert round(low, 4) == 0.3315 and round(high, 4) == 0.6685  # the Wilson 95% interval of 15/30
+    assert wilson(1.0, 5)[1] == 1.0 and wilson(0.0, 0) == (0.0, 1.0)
+    base = registry.add_base("tiny")
+    pair = registry.add_pair("p", base.id, registry.add_hcp("x", "h").id, None, {})
+    figures = lambda score: {"score": score, "n": 30.0}
+    result = {"splits": {"heldout": {"coding": {"base": figures(0.2), "specialist": figures(0.5), "routed": figures(0.1)}}}}
+    evaluation = register_evaluation(registry, pair.id, result)
+    assert evaluation.parents == {"subject": pair.id} and evaluation.attributes["verdict"] == "fail: routed < base on coding.score"
+    assert evaluation.attributes["metrics"]["heldout.coding.specialist.score"] == {"value": 0.5, "low": low, "high": high, "n": 30}
+    result["splits"]["heldout"]["coding"]["routed"] = figures(0.5)
+    assert register_evaluation(registry, pair.id, result).attributes["verdict"].startswith("pass")

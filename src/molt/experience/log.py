@@ -121,4 +121,5 @@ def export(engine: Engine, since: datetime | None = None, specialist: str | None
             if turn.view is None or turn.answer is None:
                 continue
             answer = {k: v for k, v in turn.answer.items() if k in ("role", "content", "tool_calls") and v is not None}
-            yield {"messages": [*turn.view, answer], "molt": {"turn": turn.id, "specialist": turn.specialist, "at": turn.at.isoformat()}}
+            row = {"messages": [*turn.view["messages"], answer], "molt": {"turn": turn.id, "specialist": turn.specialist, "at": turn.at.isoformat()}}
+            yield row | ({"tools": turn.view["tools"]} if turn.view.get("tools") else {})

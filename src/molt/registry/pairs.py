@@ -6,6 +6,7 @@ is its adapter's place in the content store (``store/<hash>``, under the engine'
 and the router's folder is the stored router's, so serving a pair needs nothing but the registry.
 """
 
+import math
 import tomllib
 from pathlib import Path
 
@@ -52,6 +53,35 @@ def register_pair(registry: Registry, hcp: HCP, adapters: dict[str, Entry], rout
     hcp_record = registry.add_hcp(to_toml(served), hcp.name, {"derived_from": derived_from} if derived_from else None)
     trained = {label: a.id for label, a in adapters.items()}
     return registry.add_pair(hcp.name, base.id, hcp_record.id, router.id if router else None, trained)
+
+
+def wilson(rate: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a rate observed on ``n`` cases (95% by default)."""
+    if n <= 0:
+        return 0.0, 1.0
+    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def register_evaluation(registry: Registry, pair: str, result: dict) -> Entry:
+    """A ``molt bench specialists`` result as an evaluation of ``pair``: every rate with its
+    Wilson interval over the split's cases (a metric over a subset of them, such as the agent's
+    exact match on call cases, has a wider true interval than this); the verdict says whether the routed system matched
+    or beat the base on every held-out metric (a record, not a gate)."""
+    metrics, losses = {}, []
+    for split, families in result["splits"].items():
+        for family, systems in families.items():
+            for system, figures in systems.items():
+                n = int(figures.get("n", 0))
+                for name, value in figures.items():
+                    if name != "n":
+                        low, high = wilson(value, n)
+                        metrics[f"{split}.{family}.{system}.{name}"] = {"value": value, "low": low, "high": high, "n": n}
+                        if split == "heldout" and system == "routed" and value < systems["base"][name]:
+                            losses.append(f"{family}.{name}")
+    verdict = "pass: routed ≥ base on every held-out metric" if not losses else f"fail: routed < base on {', '.join(losses)}"
+    return registry.add_evaluation("bench specialists", pair, metrics, verdict)
 
 
 def pair_hcp(registry: Registry, ref: str) -> HCP:

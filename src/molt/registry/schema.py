@@ -101,8 +101,8 @@ class ExperienceTurn(Base):
     specialist: Mapped[str] = mapped_column(String(40), index=True)
     route: Mapped[dict] = mapped_column(JSON)
     """kind, reason, scores."""
-    view: Mapped[list | None] = mapped_column(JSON)
-    """The specialist's own-view messages (None when the HCP marks ``view`` private)."""
+    view: Mapped[dict | None] = mapped_column(JSON)
+    """The specialist's own view, ``{"messages": [...], "tools": [...] or None}`` (None when the HCP marks ``view`` private)."""
     answer: Mapped[dict | None] = mapped_column(JSON)
     """The assistant message, tool calls included (None when private)."""
     tool_results: Mapped[list | None] = mapped_column(JSON)
