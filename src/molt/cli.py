@@ -1,5 +1,7 @@
 """The ``molt`` command. Each verb is one job and calls one package entry point."""
 
+import contextlib
+import os
 from pathlib import Path
 from typing import Annotated, NoReturn, Optional
 
@@ -74,11 +76,12 @@ def _load(source: str) -> LoadedModel:
 
 @app.command()
 def up(
-    hcp: Annotated[Optional[Path], typer.Option(help="The HCP to run; default: the one molt ships.")] = None,
+    hcp: Annotated[Optional[Path], typer.Option(help="The HCP to run; default: the registry's production pair (trained on first start).")] = None,
     host: Annotated[str, typer.Option(help="Address of the chat page and API.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port of the chat page and the proxy's OpenAI API.")] = 8000,
     engine_port: Annotated[int, typer.Option(help="Port of the engine (OpenAI + vLLM adapter API).")] = 8001,
     bootstrap: Annotated[bool, typer.Option(help="Without --hcp: on first start, train the default specialists in the background while serving (minutes, once; cached in $MOLT_HOME).")] = True,
+    db: DbOption = None,
 ) -> None:
     """Start the stack on the embedded model: engine, routing proxy and chat page at
     http://127.0.0.1:8000. With questions piped on stdin, answer them and exit.
@@ -91,9 +94,10 @@ def up(
     from molt.specialists.bootstrap import bootstrapped_path
     from molt.stack import run_stack
 
+    _use_db(db)
+    registry = _registry(None)  # the database the stack keeps its state in: a bad --db fails here, clearly
     contract, first_start, pair = None, False, None
     if hcp is None and bootstrap:
-        registry = _registry(None)
         production = registry.resolve_alias(PRODUCTION)
         if production is not None:
             contract, pair = _pair_hcp(registry, production[0]), production[0]
@@ -307,14 +311,19 @@ def train_sft(
 def _register_sft(config, result, db: Optional[str]) -> Optional[str]:
     """Register the run's dataset, job and adapter revision; None (with a warning) when the
     revision's files are not on this machine (a remote MinT server)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from molt.mint.checkpoints import CheckpointError
+    from molt.registry import Registry
     from molt.registry.pairs import register_sft
 
     try:
-        return register_sft(_registry(db), config, result, source=f"file:{Path(config.data).name}").id
+        return register_sft(Registry(db), config, result, source=f"file:{Path(config.data).name}").id
     except (CheckpointError, FileNotFoundError) as e:
         err.print(f"[yellow]not registered[/]: the revision's files are not on this machine ({e})")
-        return None
+    except SQLAlchemyError as e:
+        err.print(f"[yellow]not registered[/]: the registry database could not be written ({e})")
+    return None
 
 
 def _sft_progress():
@@ -647,15 +656,18 @@ def proxy_serve(
     max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429 with Retry-After.")] = PROXY_LIMITS.max_queued,
     max_per_client: Annotated[int, typer.Option(min=1, help="Turns one client (bearer token, else address) may have running or waiting; beyond this, 429 for that client.")] = PROXY_LIMITS.max_per_client,
     log_routes: Annotated[Optional[Path], typer.Option(help='Append each routed user turn to this JSONL ({"text", "label", "kind"}, plus "tools" and recent "messages" when the turn has them); it holds user text, so it is off unless asked for. Correct the labels, then `molt router train --traffic FILE`.')] = None,
+    db: DbOption = None,
 ) -> None:
     """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     from molt.http_server import serve
     from molt.proxy.server import create_app
 
     contract = _hcp(hcp)
     try:
-        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued, max_per_client), route_log=log_routes)
-    except ValueError as e:
+        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued, max_per_client), route_log=log_routes, db=db)
+    except (ValueError, SQLAlchemyError) as e:
         fail(e)
     labels = ", ".join(s.label for s in contract.specialists)
     auth = f"bearer token from ${contract.environment.api_key_env}" if contract.environment.api_key_env else "no auth"
@@ -694,6 +706,14 @@ def hcp_diff(
 
 
 
+def _use_db(db: Optional[str]) -> None:
+    """``--db`` for a command whose parts (registry, proxy state, background training) each open the database."""
+    from molt.registry.database import DB_ENV
+
+    if db:
+        os.environ[DB_ENV] = db
+
+
 def _registry(db: Optional[str]):
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -705,15 +725,23 @@ def _registry(db: Optional[str]):
         fail(f"cannot open the registry database: {e}")
 
 
-def _pair_hcp(registry, ref: str):
+@contextlib.contextmanager
+def _registry_errors():
+    """A reference that names nothing, a bad HCP record…: one clear line, no traceback."""
     from molt.hcp import HCPError
     from molt.registry import RegistryError
-    from molt.registry.pairs import pair_hcp
 
     try:
-        return pair_hcp(registry, ref)
+        yield
     except (RegistryError, HCPError) as e:
         fail(e)
+
+
+def _pair_hcp(registry, ref: str):
+    from molt.registry.pairs import pair_hcp
+
+    with _registry_errors():
+        return pair_hcp(registry, ref)
 
 
 def _actor(actor: Optional[str]) -> str:
@@ -723,12 +751,9 @@ def _actor(actor: Optional[str]) -> str:
 
 
 def _record(registry, ref: str):
-    from molt.registry import RegistryError
 
-    try:
+    with _registry_errors():
         return registry.get(ref)
-    except RegistryError as e:
-        fail(e)
 
 
 @registry_app.command("list")
@@ -769,14 +794,11 @@ def registry_lineage(
     db: DbOption = None,
 ) -> None:
     """The record and everything it was made from, as a tree."""
-    from molt.registry import RegistryError
     from molt.registry.lineage import draw, tree
 
     registry = _registry(db)
-    try:
+    with _registry_errors():
         lineage = registry.lineage(ref)
-    except RegistryError as e:
-        fail(e)
     console.print(tree(lineage, registry.aliases()))
     if png:
         console.print(f"drawn to {draw(lineage, png, f'lineage of {ref}')}")
@@ -791,12 +813,9 @@ def registry_alias(
     db: DbOption = None,
 ) -> None:
     """Point an alias at a record; the move is recorded."""
-    from molt.registry import RegistryError
 
-    try:
+    with _registry_errors():
         move = _registry(db).move(name, ref, _actor(actor), reason)
-    except RegistryError as e:
-        fail(e)
     console.print(f"{name}: {move.from_id or '(new)'} → {move.to_id}")
 
 
@@ -809,12 +828,10 @@ def registry_promote(
     db: DbOption = None,
 ) -> None:
     """Make a pair the one ``molt up`` serves (alias production by default)."""
-    from molt.hcp import HCPError
-    from molt.registry import RegistryError
     from molt.registry.pairs import with_adapter
 
     registry = _registry(db)
-    try:
+    with _registry_errors():
         target = registry.get(ref)
         if target.kind == "adapter":
             current = registry.resolve_alias(alias)
@@ -825,8 +842,6 @@ def registry_promote(
         elif target.kind != "pair":
             fail(f"{ref!r} is a {target.kind} record; promote a pair or an adapter revision")
         move = registry.move(alias, target.id, _actor(actor), reason)
-    except (RegistryError, HCPError) as e:
-        fail(e)
     console.print(f"{alias}: {move.from_id or '(new)'} → {move.to_id}; a running `molt up` serves it after a restart")
 
 
@@ -838,12 +853,9 @@ def registry_rollback(
     db: DbOption = None,
 ) -> None:
     """Move an alias back to where its last move took it from."""
-    from molt.registry import RegistryError
 
-    try:
+    with _registry_errors():
         move = _registry(db).rollback(alias, _actor(actor), reason)
-    except RegistryError as e:
-        fail(e)
     console.print(f"{alias}: {move.from_id} → {move.to_id} (rolled back)")
 
 
@@ -886,7 +898,7 @@ def _since(value: Optional[str]):
         moment = datetime.fromisoformat(value)
     except ValueError:
         fail(f"--since {value!r}: give an ISO date or time (2026-12-01, 2026-12-01T09:30) or an age (30m, 12h, 7d)")
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 @experience_app.command("export")

@@ -4,6 +4,7 @@ writer never loses what it accepted, retention holds the tables within the HCP's
 Run: pytest tests/experience"""
 
 import asyncio
+import json
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -80,6 +81,29 @@ def test_memory_keeps_the_newest_and_the_database_the_rest(db_url):
     assert held == 3 and old.turns[0].user["content"] == "q0" and old.turns[0].summary == "s"
 
 
+def test_a_conversation_evicted_before_its_write_commits_is_still_found(db_url):
+    async def run() -> tuple[Conversation | None, Conversation | None]:
+        engine = open_database(db_url)
+        writer = BackgroundWriter(engine)
+        gate = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        await writer.submit(lambda session: asyncio.run_coroutine_threadsafe(gate.wait(), loop).result())  # holds the writer
+        store = DurableConversations(engine, writer, "chat", cached=1)
+        first = Conversation((), (Turn("chat", USER, (ANSWER,), "s"),))
+        await store.put("k0", first)
+        await store.put("k1", Conversation())  # evicts k0 from memory; neither is written yet
+        found = await store.get("k0")
+        gate.set()
+        await writer.aflush()
+        store._memory.clear()
+        again = await store.get("k0")  # now from the database
+        writer.close()
+        return found, again, first
+
+    found, again, first = asyncio.run(run())
+    assert found is first and again == first
+
+
 def test_the_writer_applies_back_pressure_and_loses_nothing_it_accepted(db_url):
     engine = open_database(db_url)
     writer = BackgroundWriter(engine, capacity=4, batch=2)
@@ -122,21 +146,28 @@ def test_retention_holds_every_table_within_the_hcp_bounds(db_url):
 
 
 def test_a_logged_turn_keeps_what_the_hcp_allows(db_url):
+    earlier = [USER, {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "France"}'}}]}]
+    result = {"role": "tool", "tool_call_id": "c1", "content": "capital: Paris"}
+
     async def run(private: list[str]) -> None:
         state = ProxyState(Experience(private=private), db_url, pair="pair-abc")
         decision = RouteDecision("chat", "scored: chat -0.1 vs coding -2.0", "scored", {"chat": -0.1, "coding": -2.0})
-        view = {"messages": [USER], "tools": None}
-        await state.log.record(f"turn-{len(private)}", decision, view, ANSWER, [], {"route": 0.01, "answer": 0.5})
+        view = {"messages": [*earlier, result], "tools": None}
+        await state.log.record(f"turn-{len(private)}", decision, view, ANSWER, [result], {"route": 0.01, "answer": 0.5})
         await state.log.feedback(f"turn-{len(private)}", "up", "spot on")
         state.close()
 
     asyncio.run(run([]))
     asyncio.run(run(["view", "answer", "comment"]))
+    asyncio.run(run(["answer", "tool_results"]))
     engine = open_database(db_url)
     with Session(engine) as session:
-        full, private = session.get(ExperienceTurn, "turn-0"), session.get(ExperienceTurn, "turn-3")
+        full, private, blanked = (session.get(ExperienceTurn, f"turn-{n}") for n in (0, 3, 2))
         assert full.pair == "pair-abc" and full.route["scores"] == {"chat": -0.1, "coding": -2.0} and full.latency == {"route": 0.01, "answer": 0.5}
-        assert full.view == {"messages": [USER], "tools": None} and full.answer == ANSWER
+        assert full.view == {"messages": [*earlier, result], "tools": None} and full.answer == ANSWER and full.tool_results == [result]
         assert private.view is None and private.answer is None and private.specialist == "chat"
+        # a private field is blanked inside the view too: the view holds earlier answers and results
+        assert blanked.answer is None and blanked.tool_results is None and "Paris" not in json.dumps(blanked.view) and "France" not in json.dumps(blanked.view["messages"][1])
+        assert blanked.view["messages"][0] == USER and blanked.view["messages"][2]["content"] == "[private]"
         comments = dict(session.execute(select(Feedback.turn_id, Feedback.comment)).all())
-        assert comments == {"turn-0": "spot on", "turn-3": None}
+        assert comments == {"turn-0": "spot on", "turn-3": None, "turn-2": "spot on"}

@@ -8,6 +8,6 @@ from molt.stack import engine_thread, proxy_with_page
 
 @pytest.fixture(scope="module")
 def stack(bootstrapped):
-    hcp, _ = bootstrapped
+    hcp = bootstrapped.hcp
     with engine_thread(hcp) as served, ServerThread(proxy_with_page(served)) as url:
         yield url

@@ -19,6 +19,7 @@ from molt.bench.report import print_rows
 from molt.hcp import HCP
 from molt.http_server import ServerThread
 from molt.proxy.server import create_app as create_proxy_app
+from molt.registry.database import scratch_database
 from molt.stack import engine_thread
 
 CONVERSATION = [
@@ -71,7 +72,7 @@ def run(hcp: HCP, config: ProxyBenchConfig, console: Console) -> dict:
         contract = contract.model_copy(update={"generation": contract.generation.model_copy(update={"max_tokens": config.max_tokens})})
         results = {}
         for summaries in (True, False):
-            with ServerThread(create_proxy_app(contract, summaries=summaries)) as url:
+            with scratch_database() as db, ServerThread(create_proxy_app(contract, summaries=summaries, db=db)) as url:
                 console.print(f"[dim]{config.conversations} conversations, summaries {'on' if summaries else 'off'} ...[/]")
                 latencies = run_conversations(url, config)
                 results[summaries] = (statistics.median(latencies), hop_seconds(url))

@@ -27,6 +27,7 @@ from molt.http_server import ServerThread
 from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
 from molt.proxy.server import create_app as create_proxy_app
+from molt.registry.database import scratch_database
 from molt.router import RouteRequest, make_router
 from molt.router.training import RoutingSet, accuracy_report, heldout_sets
 from molt.stack import engine_thread
@@ -105,7 +106,7 @@ def run(hcp: HCP, config: RouteBenchConfig, console: Console) -> dict:
         console.print(f"[dim]routing {sum(map(len, sets.values()))} held-out turns with the {hcp.router.kind} router ...[/]")
         report = _evaluate(served, sets, console)
         latencies = []
-        with ServerThread(create_proxy_app(served)) as url:
+        with scratch_database() as db, ServerThread(create_proxy_app(served, db=db)) as url:
             console.print(f"[dim]{config.conversations} conversations × {config.turns} turns, think {config.think_seconds} s ...[/]")
             for index in range(config.conversations):
                 latencies += run_conversation(url, conversation_turns(texts, truth, config, index), config.think_seconds)

@@ -21,6 +21,7 @@ from molt.hcp import HCP
 from molt.http_server import ServerThread
 from molt.proxy.limits import Limits
 from molt.proxy.server import create_app as create_proxy_app
+from molt.registry.database import scratch_database
 from molt.stack import engine_thread
 
 SYSTEMS = ("base", "specialist", "routed")
@@ -54,7 +55,7 @@ def run(hcp: HCP, config: SpecialistsBenchConfig, console: Console) -> dict:
     with engine_thread(hcp) as served:
         engine_url = served.model.engine_url
         # single-turn cases: no later turn reads a summary, so the proxy skips writing them
-        with ServerThread(create_proxy_app(served, Limits(max_per_client=config.concurrency), summaries=False)) as proxy:
+        with scratch_database() as db, ServerThread(create_proxy_app(served, Limits(max_per_client=config.concurrency), summaries=False, db=db)) as proxy:
             for split in config.splits:
                 for specialist in trained:
                     cases = FAMILIES[specialist.label].generate(split, config.per_family, config.seed)

@@ -9,11 +9,12 @@ start of the turn's answer, as for a history the proxy never saw).
 """
 
 import asyncio
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from molt.experience.writer import BackgroundWriter
@@ -60,7 +61,9 @@ class DurableConversations:
         self.session = sessionmaker(engine)
         self._memory: OrderedDict[str, Conversation] = OrderedDict()
         self._unwritten: dict[str, Unwritten] = {}
-        """Puts still on the writer's queue: found here after the memory cache evicted them."""
+        """Puts not yet committed: found here after the memory cache evicted them. The writer
+        thread removes an entry once its write commits, hence the lock."""
+        self._lock = threading.Lock()
         self._watched: set[str] = set()
 
     def __len__(self) -> int:
@@ -71,8 +74,10 @@ class DurableConversations:
         if key in self._memory:
             self._memory.move_to_end(key)
             return self._memory[key]
-        if key in self._unwritten:
-            return self._unwritten[key].conversation
+        with self._lock:
+            entry = self._unwritten.get(key)
+        if entry is not None:
+            return entry.conversation
         conversation = await asyncio.to_thread(self._load, key)
         if conversation is not None:
             self._remember(key, conversation)
@@ -80,13 +85,14 @@ class DurableConversations:
 
     async def put(self, key: str, conversation: Conversation) -> None:
         self._remember(key, conversation)
-        entry = self._unwritten[key] = Unwritten(conversation)
+        entry = Unwritten(conversation)
+        with self._lock:
+            self._unwritten[key] = entry
         data, now = encode(conversation), datetime.now(timezone.utc)
 
         def write(session: Session) -> None:
             session.merge(StoredConversation(key=key, kind=self.kind, data=data, updated_at=now))
-            if self._unwritten.get(key) is entry:
-                del self._unwritten[key]
+            event.listen(session, "after_commit", lambda _: self._forget(key, entry), once=True)
 
         await self.writer.submit(write)
         for turn in conversation.turns:
@@ -94,9 +100,15 @@ class DurableConversations:
                 self._watched.add(turn.id)
                 turn.writing.add_done_callback(lambda task, turn_id=turn.id: self._summary_done(turn_id, task))
 
+    def _forget(self, key: str, entry: Unwritten) -> None:
+        """The write of ``entry`` committed: the database has it (unless a newer put replaced it)."""
+        with self._lock:
+            if self._unwritten.get(key) is entry:
+                del self._unwritten[key]
+
     def _summary_done(self, turn_id: str, task: asyncio.Task) -> None:
         self._watched.discard(turn_id)
-        if task.cancelled() or task.exception() is not None:
+        if task.cancelled() or task.exception() is not None or self.writer.closed:
             return
         summary, now = task.result(), datetime.now(timezone.utc)
         write = lambda session: session.merge(TurnSummary(turn_id=turn_id, summary=summary, at=now))

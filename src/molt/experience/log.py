@@ -6,6 +6,7 @@ the specialist's own-view messages, its answer (tool calls included), the tool r
 given, and seconds per hop. Fields the HCP marks private are never stored.
 """
 
+import asyncio
 import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -16,11 +17,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from molt.experience.conversations import DurableConversations
 from molt.experience.writer import BackgroundWriter
 from molt.hcp.v1 import Experience
-from molt.registry.database import open_database
+from molt.registry.database import for_writing, open_database
+from molt.registry.registry import as_utc
 from molt.registry.schema import ExperienceTurn, Feedback, StoredConversation, TurnSummary
 from molt.router import RouteDecision
 
 RATINGS = ("up", "down")
+PRIVATE = "[private]"
 PRUNE_EVERY = 200
 """Writes between two retention passes: the database exceeds its bounds by at most this many rows."""
 
@@ -32,10 +35,11 @@ class UnknownTurn(KeyError):
 class ExperienceLog:
     def __init__(self, engine: Engine, writer: BackgroundWriter, settings: Experience, pair: str | None = None):
         self.settings, self.writer, self.pair = settings, writer, pair
-        self.session = sessionmaker(engine)
+        self.session = sessionmaker(for_writing(engine))
 
-    async def record(self, turn_id: str, decision: RouteDecision, view: list, answer: dict, tool_results: list, latency: dict) -> None:
+    async def record(self, turn_id: str, decision: RouteDecision, view: dict, answer: dict, tool_results: list, latency: dict) -> None:
         private = set(self.settings.private)
+        view = {**view, "messages": [hidden(m, private) for m in view["messages"]]}
         row = dict(
             id=turn_id, at=datetime.now(timezone.utc), pair=self.pair, specialist=decision.label,
             route={"kind": decision.kind, "reason": decision.reason, "scores": decision.scores},
@@ -46,25 +50,41 @@ class ExperienceLog:
         await self.writer.submit(lambda session: session.merge(ExperienceTurn(**row)))
 
     async def feedback(self, turn_id: str, rating: str, comment: str | None) -> None:
-        """Attach feedback to a logged turn (after everything queued is written, so a turn just
-        served is found)."""
+        """Attach feedback to a logged turn. A turn just served may still be on the writer's
+        queue: when it is not found, wait for what was queued before, then look again."""
         if rating not in RATINGS:
             raise ValueError(f"rating must be one of {', '.join(RATINGS)}, not {rating!r}")
-        await self.writer.aflush()
         comment = None if "comment" in self.settings.private else comment
+        if not await asyncio.to_thread(self._add_feedback, turn_id, rating, comment):
+            await self.writer.aflush()
+            if not await asyncio.to_thread(self._add_feedback, turn_id, rating, comment):
+                raise UnknownTurn(turn_id)
+
+    def _add_feedback(self, turn_id: str, rating: str, comment: str | None) -> bool:
         with self.session.begin() as session:
             if session.get(ExperienceTurn, turn_id) is None:
-                raise UnknownTurn(turn_id)
+                return False
             session.add(Feedback(turn_id=turn_id, rating=rating, comment=comment, at=datetime.now(timezone.utc)))
+            return True
+
+
+def hidden(message: dict, private: set[str]) -> dict:
+    """A view message with what the HCP marks private blanked: tool results, and the
+    specialist's own earlier answers (text and call arguments)."""
+    if message.get("role") == "tool" and "tool_results" in private:
+        return {**message, "content": PRIVATE}
+    if message.get("role") == "assistant" and "answer" in private:
+        calls = [{**c, "function": {**c.get("function", {}), "arguments": PRIVATE}} for c in message.get("tool_calls") or []]
+        return {**message, "content": PRIVATE, **({"tool_calls": calls} if calls else {})}
+    return message
 
 
 def prune(session: Session, settings: Experience, now: datetime | None = None) -> None:
     """Hold every table within the HCP's retention: by age, then by count (oldest first)."""
     cutoff = (now or datetime.now(timezone.utc)) - timedelta(days=settings.max_age_days)
-    old_turns = select(ExperienceTurn.id).where(ExperienceTurn.at < cutoff)
-    newest_kept = _nth_newest(session, ExperienceTurn.at, settings.max_turns)
-    if newest_kept is not None:
-        old_turns = select(ExperienceTurn.id).where((ExperienceTurn.at < cutoff) | (ExperienceTurn.at < newest_kept))
+    oldest_kept = _nth_newest(session, ExperienceTurn.at, settings.max_turns)
+    cut = cutoff if oldest_kept is None else max(cutoff, as_utc(oldest_kept))
+    old_turns = select(ExperienceTurn.id).where(ExperienceTurn.at < cut)
     session.execute(delete(Feedback).where(Feedback.turn_id.in_(old_turns)))
     session.execute(delete(ExperienceTurn).where(ExperienceTurn.id.in_(old_turns)))
     session.execute(delete(StoredConversation).where(StoredConversation.updated_at < cutoff))
@@ -108,7 +128,8 @@ class ProxyState:
 
 def export(engine: Engine, since: datetime | None = None, specialist: str | None = None, rating: str | None = None) -> Iterator[dict]:
     """Logged turns as chat JSONL rows (the specialist's view, then its answer) that ``molt train
-    sft`` reads; turns whose view or answer was private cannot be exported and are skipped."""
+    sft`` reads; turns whose view or answer was private cannot be exported and are skipped (a
+    view with private parts blanked is exported as stored)."""
     query = select(ExperienceTurn).order_by(ExperienceTurn.at)
     if since is not None:
         query = query.where(ExperienceTurn.at >= since)
@@ -121,5 +142,7 @@ def export(engine: Engine, since: datetime | None = None, specialist: str | None
             if turn.view is None or turn.answer is None:
                 continue
             answer = {k: v for k, v in turn.answer.items() if k in ("role", "content", "tool_calls") and v is not None}
-            row = {"messages": [*turn.view["messages"], answer], "molt": {"turn": turn.id, "specialist": turn.specialist, "at": turn.at.isoformat()}}
+            # only this turn's answer is a target: earlier answers and collapsed summaries are context
+            context = [{**m, "trainable": False} if m.get("role") == "assistant" else m for m in turn.view["messages"]]
+            row = {"messages": [*context, {**answer, "trainable": True}], "molt": {"turn": turn.id, "specialist": turn.specialist, "at": as_utc(turn.at).isoformat()}}
             yield row | ({"tools": turn.view["tools"]} if turn.view.get("tools") else {})

@@ -16,10 +16,19 @@ from collections.abc import Callable
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from molt.registry.database import for_writing
+
 log = logging.getLogger("molt.experience")
 
 Write = Callable[[Session], None]
 STOP = object()
+
+
+class Barrier:
+    """Set once every write enqueued before it is committed (``flush``)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
 
 
 class BackgroundWriter:
@@ -27,32 +36,46 @@ class BackgroundWriter:
         """``after_batch(session, written_so_far)`` runs after each batch, in its own transaction (retention)."""
         self.queue: queue.Queue = queue.Queue(maxsize=capacity)
         self.batch, self.after_batch = batch, after_batch
-        self.session = sessionmaker(engine)
+        self.session = sessionmaker(for_writing(engine))
         self.written = self.failed = 0
+        self.closed = False
         self.thread = threading.Thread(target=self._run, name="molt-writer", daemon=True)
         self.thread.start()
 
     def submit_nowait(self, write: Write) -> bool:
+        """Enqueue ``write`` unless the queue is full; after ``close`` nothing is accepted."""
+        if self.closed:
+            return False
         try:
             self.queue.put_nowait(write)
             return True
         except queue.Full:
             return False
 
-    async def submit(self, write: Write) -> None:
+    async def submit(self, write: Write | Barrier) -> None:
         """Enqueue ``write``; when the queue is full, wait (off the event loop) for room."""
-        if not self.submit_nowait(write):
+        if not self.submit_nowait(write) and not self.closed:
             await asyncio.to_thread(self.queue.put, write)
 
     def flush(self) -> None:
-        """Block until everything enqueued so far is written."""
-        self.queue.join()
+        """Block until everything enqueued so far is committed (later writes are not waited for)."""
+        if self.closed:
+            return
+        barrier = Barrier()
+        self.queue.put(barrier)
+        barrier.done.wait()
 
     async def aflush(self) -> None:
-        await asyncio.to_thread(self.queue.join)
+        if self.closed:
+            return
+        barrier = Barrier()
+        await self.submit(barrier)
+        await asyncio.to_thread(barrier.done.wait)
 
     def close(self) -> None:
+        """Write everything accepted, then stop the thread."""
         if self.thread.is_alive():
+            self.closed = True
             self.queue.put(STOP)
             self.thread.join()
 
@@ -64,13 +87,12 @@ class BackgroundWriter:
                     items.append(self.queue.get_nowait())
                 except queue.Empty:
                     break
-            writes = [item for item in items if item is not STOP]
-            try:
-                self._write(writes)
-            finally:
-                for _ in items:
-                    self.queue.task_done()
-            if len(writes) < len(items):
+            writes = [item for item in items if item is not STOP and not isinstance(item, Barrier)]
+            self._write(writes)
+            for item in items:
+                if isinstance(item, Barrier):
+                    item.done.set()
+            if STOP in items:
                 return
 
     def _write(self, writes: list[Write]) -> None:

@@ -24,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from molt.registry.database import open_database
+from molt.registry.database import for_writing, open_database
 from molt.registry.schema import KINDS, Alias, AliasMove, Edge, Record
 from molt.registry.store import ContentStore
 
@@ -78,6 +78,7 @@ class Registry:
         self.engine = open_database(url)
         self.store = store or ContentStore()
         self._session = sessionmaker(self.engine, expire_on_commit=False)
+        self._writing = sessionmaker(for_writing(self.engine), expire_on_commit=False)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -90,7 +91,7 @@ class Registry:
         record_id = f"{kind}-{(content_hash or uuid.uuid4().hex)[:16]}"
         _crash_point("stored")
         try:
-            with self._session.begin() as session:
+            with self._writing.begin() as session:
                 existing = session.get(Record, record_id)
                 if existing is not None:
                     return _entry(existing)
@@ -185,34 +186,40 @@ class Registry:
     # -- aliases ---------------------------------------------------------------------------------
     def move(self, alias: str, ref: str, actor: str, reason: str) -> Move:
         """Point ``alias`` at ``ref``, recording the move; the alias row and the move commit together."""
+        return self._moved(alias, actor, reason, lambda session, current: self._resolve(session, ref).id)
+
+    def rollback(self, alias: str, actor: str, reason: str = "rollback") -> Move:
+        """Move ``alias`` back to the record its last move took it from (read and moved in one transaction)."""
+
+        def previous(session: Session, current: Alias | None) -> str:
+            if current is None:
+                raise RegistryError(f"no alias named {alias!r}")
+            last = session.get(AliasMove, current.move_id)
+            if last.from_id is None:
+                raise RegistryError(f"alias {alias!r} has never pointed anywhere else: nothing to roll back to")
+            return last.from_id
+
+        return self._moved(alias, actor, reason, previous)
+
+    def _moved(self, alias: str, actor: str, reason: str, target_of) -> Move:
+        """``target_of(session, current alias row or None)`` names the new target, under the row's lock."""
         for _ in range(5):  # a concurrent first move of the same alias: retry on the row it created
             try:
-                with self._session.begin() as session:
-                    target = self._resolve(session, ref)
+                with self._writing.begin() as session:
                     current = session.get(Alias, alias, with_for_update=True)
-                    move = AliasMove(alias=alias, from_id=current.record_id if current else None, to_id=target.id, actor=actor, reason=reason, at=datetime.now(timezone.utc))
+                    target = target_of(session, current)
+                    move = AliasMove(alias=alias, from_id=current.record_id if current else None, to_id=target, actor=actor, reason=reason, at=datetime.now(timezone.utc))
                     session.add(move)
                     session.flush()
                     if current is None:
-                        session.add(Alias(name=alias, record_id=target.id, move_id=move.id))
+                        session.add(Alias(name=alias, record_id=target, move_id=move.id))
                     else:
-                        current.record_id, current.move_id = target.id, move.id
+                        current.record_id, current.move_id = target, move.id
                     session.flush()
-                    return _move(move)
+                    return _as_move(move)
             except IntegrityError:
                 continue
         raise RegistryError(f"could not move alias {alias!r}: too many concurrent first moves")
-
-    def rollback(self, alias: str, actor: str, reason: str = "rollback") -> Move:
-        """Move ``alias`` back to the record its last move took it from."""
-        with self._session() as session:
-            current = session.get(Alias, alias)
-            last = session.get(AliasMove, current.move_id) if current else None
-        if last is None:
-            raise RegistryError(f"no alias named {alias!r}")
-        if last.from_id is None:
-            raise RegistryError(f"alias {alias!r} has never pointed anywhere else: nothing to roll back to")
-        return self.move(alias, last.from_id, actor, reason)
 
     def aliases(self) -> dict[str, str]:
         with self._session() as session:
@@ -222,14 +229,14 @@ class Registry:
         """The alias's target and the move that put it there, read together (one row, one query)."""
         with self._session() as session:
             row = session.execute(select(Alias, AliasMove).join(AliasMove, Alias.move_id == AliasMove.id).where(Alias.name == alias)).first()
-            return (row[0].record_id, _move(row[1])) if row else None
+            return (row[0].record_id, _as_move(row[1])) if row else None
 
     def history(self, alias: str | None = None) -> list[Move]:
         with self._session() as session:
             query = select(AliasMove).order_by(AliasMove.id)
             if alias:
                 query = query.where(AliasMove.alias == alias)
-            return [_move(m) for m in session.scalars(query)]
+            return [_as_move(m) for m in session.scalars(query)]
 
     # -- files -----------------------------------------------------------------------------------
     def gc(self, min_age_s: float = 3600) -> list[Path]:
@@ -241,14 +248,14 @@ class Registry:
 
 
 def _entry(record: Record) -> Entry:
-    return Entry(record.id, record.kind, record.name, record.content_hash, _utc(record.created_at), record.attributes, {e.role: e.parent_id for e in record.parents})
+    return Entry(record.id, record.kind, record.name, record.content_hash, as_utc(record.created_at), record.attributes, {e.role: e.parent_id for e in record.parents})
 
 
-def _move(move: AliasMove) -> Move:
-    return Move(move.id, move.alias, move.from_id, move.to_id, move.actor, move.reason, _utc(move.at))
+def _as_move(move: AliasMove) -> Move:
+    return Move(move.id, move.alias, move.from_id, move.to_id, move.actor, move.reason, as_utc(move.at))
 
 
-def _utc(moment: datetime) -> datetime:
+def as_utc(moment: datetime) -> datetime:
     """SQLite hands back naive datetimes; they were written in UTC."""
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 

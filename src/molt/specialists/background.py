@@ -42,6 +42,7 @@ class BackgroundBootstrap:
         try:
             done = bootstrap(self.shipped, progress=progress, **self.options)
             self.service.switch_to(done.hcp)
+            self.service.state.log.pair = done.pair.id  # turns from now on are the registered pair's
             self.status["router"] = "ready"
             self.log(f"all specialists and the router are trained and served: pair {done.pair.id} ({done.alias}); the HCP is {done.path}")
         except Exception as e:  # serving goes on with what is ready
