@@ -57,5 +57,9 @@ def test_turns_are_logged_with_their_feedback_and_export_as_training_data(engine
     assert len(examples) == 4 and examples[1].tools[0]["function"]["name"] == "get_weather"
     liked = export("--feedback", "up", "--specialist", "coding")
     rows = [json.loads(line) for line in liked.stdout.splitlines()]
-    assert [r["molt"]["turn"] for r in rows] == [ids[0]] and rows[0]["messages"][-1] == {"role": "assistant", "content": CODE_A}
+    assert [r["molt"]["turn"] for r in rows] == [ids[0]] and rows[0]["messages"][-1] == {"role": "assistant", "content": CODE_A, "trainable": True}
+    for row in map(json.loads, (tmp_path / "all.jsonl").read_text().splitlines()):  # only the logged answer is a target
+        assistants = [m for m in row["messages"] if m["role"] == "assistant"]
+        assert assistants[-1]["trainable"] is True and all(m["trainable"] is False for m in assistants[:-1])
+    assert any(len(json.loads(line)["messages"]) > 3 for line in (tmp_path / "all.jsonl").read_text().splitlines())  # the tool turn has context
     assert export("--since", "yesterday").returncode == 2 and export("--feedback", "sideways").returncode == 2
