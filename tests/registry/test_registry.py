@@ -163,7 +163,10 @@ def test_a_crash_while_registering_leaves_no_record_pointing_at_missing_files(re
     assert registry.gc(min_age_s=3600) == []  # too young: might be a registration under way
     assert [p.name for p in registry.gc(min_age_s=0)] == list(orphans)
     assert registry.store.hashes() == set()
-    adapter = registry.add_adapter(folder, "chat")  # and registering again works
+    stale = registry.store.path(registry.store.put(folder))  # an orphan of the same content, old enough to collect…
+    os.utime(stale, (0, 0))
+    adapter = registry.add_adapter(folder, "chat")  # …is reused by a new registration, which makes it young again
+    assert registry.store.remove_unreferenced(set(), min_age_s=3600) == [] and stale.is_dir()  # a gc that read the records just before it committed
     assert registry.store.path(adapter.content_hash).joinpath("adapter_model.safetensors").is_file()
     assert registry.gc(min_age_s=0) == []  # referenced files stay
 

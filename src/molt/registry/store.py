@@ -48,7 +48,8 @@ class ContentStore:
                 (staging / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source / name, staging / name)
             content_hash = folder_hash(staging)
-            build_once(self.path(content_hash), lambda tmp: shutil.copytree(staging, tmp, dirs_exist_ok=True))
+            if not build_once(self.path(content_hash), lambda tmp: shutil.copytree(staging, tmp, dirs_exist_ok=True)):
+                os.utime(self.path(content_hash))  # reused: young again, so a concurrent gc leaves it alone
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         return content_hash
