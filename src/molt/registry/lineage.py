@@ -20,12 +20,16 @@ def describe(entry: Entry) -> str:
     detail = {
         "adapter": lambda: f"rank {a.get('rank')}, {a.get('revision')}",
         "dataset": lambda: f"{a.get('rows')} rows from {a.get('source')}",
-        "job": lambda: f"{a.get('recipe')}, {len(a.get('metrics', {}).get('losses', []))} steps",
+        "job": lambda: f"{a.get('recipe')}, {_count(len(a.get('metrics', {}).get('losses', [])), 'step')}",
         "router": lambda: a.get("folder", ""),
         "evaluation": lambda: f"{a.get('verdict')}",
         "base": lambda: a.get("source", ""),
     }.get(entry.kind, lambda: "")()
     return f"{entry.kind} {entry.id} '{entry.name}'" + (f" ({detail})" if detail else "")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def tree(node: Lineage, aliases: dict[str, str] | None = None) -> Tree:
@@ -64,7 +68,9 @@ def draw(node: Lineage, path: Path, title: str) -> Path:
     for child, parent, role in sorted(edges):
         (x0, y0), (x1, y1) = position[child], position[parent]
         axes.annotate("", xy=(x1, y1 + 0.18), xytext=(x0, y0 - 0.18), arrowprops={"arrowstyle": "-|>", "color": "#999999"})
-        axes.text((x0 + x1) / 2, (y0 + y1) / 2, role, fontsize=7, color="#666666", ha="center", va="center", backgroundcolor="white")
+        # labels near the child, where a record's edges fan apart, so shared parents do not stack them
+        x, y = x0 + 0.3 * (x1 - x0), (y0 - 0.18) + 0.3 * ((y1 + 0.18) - (y0 - 0.18))
+        axes.text(x, y, role, fontsize=7, color="#555555", ha="center", va="center", bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
     for record_id, (x, y) in position.items():
         entry = entries[record_id]
         axes.text(x, y, f"{entry.kind}\n{entry.name}\n{record_id}", ha="center", va="center", fontsize=8, color="white",
