@@ -370,16 +370,18 @@ def bench_serve(
     dtype: Annotated[str, typer.Option(help="Serving dtype for every configuration: auto, float32 or bfloat16.")] = "auto",
     repeats: Annotated[int, typer.Option(min=1, help="Timed runs per configuration (the median is reported).")] = 3,
     engine_float32_kv: Annotated[bool, typer.Option("--engine-float32-kv", help="Also run the engine with its default float32 KV cache (reported apart; ratios use the KV dtype of the baselines).")] = False,
+    llama_cpp: Annotated[bool, typer.Option("--llama-cpp/--no-llama-cpp", help="Run llama.cpp's llama-server as a peer; the first run builds it from source (minutes), cached under $MOLT_HOME/llama.cpp.")] = True,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
 ) -> None:
     """Decode throughput of the engine (base and 4 mixed adapters) against the raw forward loop,
-    transformers generate and PEFT mixed-adapter generate, all with the same model and KV-cache
-    dtype; prefix-cache time to first token."""
+    transformers generate, PEFT mixed-adapter generate and llama.cpp's server with the same
+    adapters chosen per request, all with the same model and KV-cache dtype (llama.cpp also on
+    the GGUF as shipped, reported apart); prefix-cache time to first token."""
     from molt.bench.report import print_json
     from molt.bench.serve import ServeBenchConfig, run
 
     sizes = tuple(int(b) for b in batch_sizes.split(","))
-    config = ServeBenchConfig(model, sizes, prompt_tokens, new_tokens, rank, conversation_tokens, dtype, repeats, engine_float32_kv)
+    config = ServeBenchConfig(model, sizes, prompt_tokens, new_tokens, rank, conversation_tokens, dtype, repeats, engine_float32_kv, llama_cpp)
     result = run(config, err if json_output else console)
     if json_output:
         print_json(result)

@@ -45,3 +45,4 @@ def test_a_toy_run_in_bf16_keeps_every_kv_cache_in_bf16():
     assert figures["like_for_like"]
     assert figures["observed"] == {side: {"model_dtype": "bfloat16", "kv_cache_dtype": "bfloat16"} for side in SIDES}
     assert figures["settings"]["mixed"] == figures["settings"]["peft"] and figures["mixed_vs_hf_generate"] > 0
+    assert "needs a GGUF base" in figures["llama_cpp_skipped"]  # a tiny model has no GGUF file for llama.cpp

@@ -6,7 +6,13 @@ Configurations, all with the same prompts, lengths, model dtype and KV-cache dty
   (b) base     the molt engine, base model only;
   (c) mixed    the molt engine, one batch mixing 4 distinct adapters;
   (d) hf       transformers static-batch ``generate`` on the base;
-  (e) peft     PEFT mixed-adapter ``generate`` (``adapter_names=``) with the same 4 adapters.
+  (e) peft     PEFT mixed-adapter ``generate`` (``adapter_names=``) with the same 4 adapters;
+  (f) llama.cpp ``llama-server`` (built once from source, see ``molt.bench.llama_cpp``) on the
+               same GGUF base with the same 4 adapters as GGUF LoRA, chosen per request: once
+               with its weights in the model dtype (``llama``, like for like) and once on the
+               GGUF file as shipped (``llama_gguf``, its quantised weights; reported apart);
+               and on the base alone (``llama_base``), which shows its own batching without
+               LoRA (it batches only requests that use the same adapters).
 transformers keeps K/V in the model dtype, so the engine runs with ``kv_cache_dtype`` set to the
 model dtype too (its own CPU default is float32, where attention runs faster);
 ``engine_float32_kv`` adds the engine at that default as two more configurations, reported
@@ -18,9 +24,11 @@ conversation, cold and with a prefix-cache hit, and the memory-bandwidth rooflin
 bandwidth ÷ weight bytes) measured in the same run.
 """
 
+import re
 import statistics
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,12 +36,17 @@ import torch
 from rich.console import Console
 from transformers import DynamicCache
 
+from molt.bench import llama_cpp
+from molt.bench.llama_cpp import LlamaCppUnavailable, LlamaServer
 from molt.bench.report import print_rows
 from molt.engine.config import EngineConfig
 from molt.engine.engine import LLMEngine
 from molt.engine.sampler import SamplingParams
+from molt.lora.format import read_adapter
+from molt.lora.gguf_lora import write_gguf_lora
 from molt.lora.synthetic import write_random_adapter
 from molt.models import load_model
+from molt.models.sources import resolve_source
 
 TEXT = (
     "The river town woke slowly. Bakers lit their ovens, fishermen checked their nets, and the "
@@ -55,6 +68,8 @@ class ServeBenchConfig:
     repeats: int = 3
     engine_float32_kv: bool = False
     """Also run the engine with a float32 KV cache (its CPU default), reported apart from the ratios."""
+    llama_cpp: bool = True
+    """Run llama.cpp as a peer (built on first use; skipped with the reason where it cannot be)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,8 @@ class SideSettings:
 
 SIDES = {"raw": "raw loop", "base": "engine base", "mixed": "engine mixed 4", "hf": "hf generate", "peft": "peft mixed 4"}
 FLOAT32_KV = {"base_kv32": "engine base, f32 KV", "mixed_kv32": "engine mixed 4, f32 KV"}
+LLAMA_CPP = {"llama_base": "llama.cpp base", "llama": "llama.cpp mixed 4", "llama_gguf": "llama.cpp mixed 4, GGUF as shipped"}
+NAMES = SIDES | FLOAT32_KV | LLAMA_CPP
 ENGINE_SIDES = ("base", "mixed", "base_kv32", "mixed_kv32")
 
 
@@ -138,19 +155,24 @@ def run(config: ServeBenchConfig, console: Console) -> dict:
     engines = {kv: _engine(config, root, kv) for kv in {settings[s].kv_cache_dtype for s in settings if s in ENGINE_SIDES}}
     peft = _peft_model(config.model, dtype, root)
     figures: dict = {"dtype": settings["raw"].model_dtype, "model": config.model}
-    rows = []
-    for batch in config.batch_sizes:
-        samples, observed = _measure(batch, settings, engines, base, peft, config, console)
-        for name, values in samples.items():
-            figures[f"{name}_b{batch}_tok_s"] = statistics.median(values)
-            figures[f"{name}_b{batch}_samples"] = values
-        rows.append([f"batch {batch}"] + [figures[f"{n}_b{batch}_tok_s"] for n in settings])
+    with ExitStack() as stack:
+        servers = _llama_servers(config, settings["raw"], base.model.config, root, stack, figures, console)
+        settings |= {side: SideSettings(**{**asdict(settings["mixed" if server.loras else "base"]), "model_dtype": server.weights}) for side, server in servers.items()}
+        rows = []
+        for batch in config.batch_sizes:
+            samples, observed = _measure(batch, settings, engines, servers, base, peft, config, console)
+            for name, values in samples.items():
+                figures[f"{name}_b{batch}_tok_s"] = statistics.median(values)
+                figures[f"{name}_b{batch}_samples"] = values
+            rows.append([f"batch {batch}"] + [figures[f"{n}_b{batch}_tok_s"] for n in settings])
+        figures.update(_agreement(engines[settings["mixed"].kv_cache_dtype], servers, base.tokenizer))
     print_settings(settings, observed, console)
-    print_rows("decode throughput, generated tokens/s", ["", *({**SIDES, **FLOAT32_KV}[n] for n in settings)], rows, console)
+    print_rows("decode throughput, generated tokens/s", ["", *(NAMES[n] for n in settings)], rows, console)
     figures.update(_ttft(engines[settings["mixed"].kv_cache_dtype], base.tokenizer, config))  # the baselines' KV dtype, as the ratios
     figures.update(_ratios(figures, config, base.memory_bytes))
     figures.update(config=asdict(config), settings={side: asdict(s) for side, s in settings.items()}, observed=observed, like_for_like=like_for_like(settings, observed))
     ratios = [[k, figures[k]] for k in ("mixed_vs_raw", "mixed_vs_hf_generate", "mixed_vs_peft", "roofline_fraction", "prefix_hit_ttft_vs_cold")]
+    ratios += [[k, figures[k]] for k in figures if k.startswith(("mixed_vs_llama", "base_vs_llama", "llama_cpp_agreement"))]
     ratios += [["ttft cold (s)", figures["ttft_cold_s"]], ["ttft prefix hit (s)", figures["ttft_hit_s"]], ["bandwidth (GB/s)", figures["bandwidth_gb_s"]]]
     print_rows(f"batch {max(config.batch_sizes)}, {figures['dtype']} weights and KV cache on every side", ["ratio", "value"], ratios, console)
     if not figures["like_for_like"]:
@@ -158,12 +180,48 @@ def run(config: ServeBenchConfig, console: Console) -> dict:
     return figures
 
 
-def _measure(batch: int, settings: dict[str, SideSettings], engines: dict[str, LLMEngine], base, peft, config: ServeBenchConfig, console: Console) -> tuple[dict, dict]:
+def _llama_servers(config: ServeBenchConfig, same: SideSettings, model_config, root: Path, stack: ExitStack, figures: dict, console: Console) -> dict[str, LlamaServer]:
+    """The llama.cpp servers (like-for-like weights, and the GGUF as shipped), started and
+    entered on ``stack``; none, with the reason printed and kept in ``figures``, where llama.cpp
+    cannot run here."""
+    source = resolve_source(config.model)
+    try:
+        if not config.llama_cpp:
+            raise LlamaCppUnavailable("not asked for (--no-llama-cpp)")
+        if source.kind != "gguf":
+            raise LlamaCppUnavailable(f"llama.cpp needs a GGUF base; {config.model!r} is not one")
+        bin_dir = llama_cpp.binaries(_build_progress(console))
+        loras = [write_gguf_lora(read_adapter(root / n), root / f"{n}.gguf", model_config, getattr(torch, same.model_dtype)) for n in ADAPTERS]
+        server = lambda model, loras: stack.enter_context(LlamaServer(bin_dir, model, loras, max(config.batch_sizes), same.prompt_tokens + same.new_tokens + 16, torch.get_num_threads(), same.kv_cache_dtype))
+        like_for_like = llama_cpp.gguf_as(bin_dir, source.path, same.model_dtype)
+        servers = {"llama_base": server(like_for_like, []), "llama": server(like_for_like, loras), "llama_gguf": server(source.path, loras)}
+    except LlamaCppUnavailable as e:
+        console.print(f"[yellow]llama.cpp peer skipped: {e}[/]")
+        figures["llama_cpp_skipped"] = str(e)
+        return {}
+    figures["llama_cpp_threads"] = torch.get_num_threads()
+    return servers
+
+
+def _build_progress(console: Console):
+    """Prints the build's progress every 10%: a first run compiles llama.cpp for minutes."""
+    shown = -10
+
+    def on_line(line: str) -> None:
+        nonlocal shown
+        if (done := re.match(r"\[\s*(\d+)%\]", line)) and int(done[1]) >= shown + 10:
+            shown = int(done[1])
+            console.print(f"[dim]building llama.cpp (first run only): {shown}%[/]")
+
+    return on_line
+
+
+def _measure(batch: int, settings: dict[str, SideSettings], engines: dict[str, LLMEngine], servers: dict[str, LlamaServer], base, peft, config: ServeBenchConfig, console: Console) -> tuple[dict, dict]:
     """(tokens/s samples, dtypes read back) of every configuration at one batch size."""
     prompts = make_prompts(base.tokenizer, batch, config.prompt_tokens)
     names = [ADAPTERS[i % len(ADAPTERS)] for i in range(batch)]
-    runs = _runs(settings, engines, base.model, peft, prompts, names, config.new_tokens)
-    observed = {name: _warm(name, settings[name], engines, base.model, peft, prompts, names) for name in runs}
+    runs = _runs(settings, engines, servers, base.model, peft, prompts, names, config.new_tokens)
+    observed = {name: _warm(name, settings[name], engines, servers, base.model, peft, prompts, names) for name in runs}
     samples: dict[str, list[float]] = {name: [] for name in runs}
     for repeat in range(config.repeats):  # round-robin, so drift on a shared machine hits every configuration alike
         for name, fn in runs.items():
@@ -191,15 +249,16 @@ def _engine(config: ServeBenchConfig, root: Path, kv_cache_dtype: str) -> LLMEng
     return LLMEngine(engine_config, load_model(config.model))
 
 
-def _runs(settings: dict[str, SideSettings], engines: dict[str, LLMEngine], model, peft, prompts, names, new_tokens: int) -> dict:
+def _runs(settings: dict[str, SideSettings], engines: dict[str, LLMEngine], servers: dict[str, LlamaServer], model, peft, prompts, names, new_tokens: int) -> dict:
     """One timed callable per configuration, in the settings' order."""
     greedy = SamplingParams(max_tokens=new_tokens, temperature=0, ignore_eos=True)
     on_engine = lambda s: lambda: engines[s.kv_cache_dtype].generate(prompts, greedy, names if s.adapters else None)
+    on_llama = lambda server: lambda: server.generate(prompts, _lora_ids(server, names), new_tokens)
     peers = {
         "raw": lambda: raw_loop(model, prompts, new_tokens),
         "hf": lambda: hf_generate(model, prompts, new_tokens),
         "peft": lambda: hf_generate(peft, prompts, new_tokens, adapter_names=names),
-    }
+    } | {side: on_llama(server) for side, server in servers.items()}
     return {side: peers[side] if side in peers else on_engine(s) for side, s in settings.items()}
 
 
@@ -207,7 +266,12 @@ def _ratios(figures: dict, config: ServeBenchConfig, weight_bytes: int) -> dict:
     bandwidth = memory_bandwidth()
     top = max(config.batch_sizes)
     mixed = figures[f"mixed_b{top}_tok_s"]
-    return dict(
+    ours = lambda side: "base" if side == "llama_base" else "mixed"
+    llama = {
+        f"{ours(side)}_vs_{side.replace('llama', 'llama_cpp')}_b{b}": figures[f"{ours(side)}_b{b}_tok_s"] / figures[f"{side}_b{b}_tok_s"]
+        for side in LLAMA_CPP for b in config.batch_sizes if f"{side}_b{b}_tok_s" in figures
+    }  # fmt: skip
+    return llama | dict(
         bandwidth_gb_s=bandwidth / 1e9,
         weight_bytes=weight_bytes,
         roofline_tok_s=top * bandwidth / weight_bytes,
@@ -221,9 +285,8 @@ def _ratios(figures: dict, config: ServeBenchConfig, weight_bytes: int) -> dict:
 
 def print_settings(settings: dict[str, SideSettings], observed: dict[str, dict], console: Console) -> None:
     """One row per configuration; the dtypes are the ones read back from its warm-up run."""
-    names = {**SIDES, **FLOAT32_KV}
     rows = [
-        [names[side], observed[side]["model_dtype"], observed[side]["kv_cache_dtype"], s.prompt_tokens, s.new_tokens, ", ".join(map(str, s.batch_sizes)), s.adapters]
+        [NAMES[side], observed[side]["model_dtype"], observed[side]["kv_cache_dtype"], s.prompt_tokens, s.new_tokens, ", ".join(map(str, s.batch_sizes)), s.adapters]
         for side, s in settings.items()
     ]
     decoding = next(iter(settings.values())).decoding
@@ -239,10 +302,14 @@ def _peft_model(source: str, dtype: torch.dtype, root: Path):
     return model.eval()
 
 
-def _warm(side: str, s: SideSettings, engines: dict[str, LLMEngine], base_model, peft, prompts, names) -> dict:
+def _warm(side: str, s: SideSettings, engines: dict[str, LLMEngine], servers: dict[str, LlamaServer], base_model, peft, prompts, names) -> dict:
     """One short run of the same kind, so one-time kernel set-up is not timed; returns the model
     and KV-cache dtypes that run really used."""
     short = [p[:8] for p in prompts]
+    if side in servers:
+        server = servers[side]
+        server.generate(short, _lora_ids(server, names), 2)
+        return {"model_dtype": server.weights, "kv_cache_dtype": server.kv_cache_type()}
     if side in ENGINE_SIDES:
         engine = engines[s.kv_cache_dtype]
         engine.generate(short, SamplingParams(max_tokens=2, temperature=0, ignore_eos=True), names if s.adapters else None)
@@ -257,6 +324,27 @@ def _warm(side: str, s: SideSettings, engines: dict[str, LLMEngine], base_model,
 
 def _dtypes(model: torch.dtype, kv: torch.dtype) -> dict:
     return {"model_dtype": str(model).removeprefix("torch."), "kv_cache_dtype": str(kv).removeprefix("torch.")}
+
+
+def _lora_ids(server: LlamaServer, names: list[str]) -> list[int | None]:
+    """Each row's adapter as llama-server numbers them (its ``--lora`` order); None on a base-only server."""
+    return [ADAPTERS.index(n) if server.loras else None for n in names]
+
+
+def _agreement(engine: LLMEngine, servers: dict[str, LlamaServer], tokenizer, new_tokens: int = 16) -> dict:
+    """How far llama.cpp's greedy tokens follow molt's, one prompt per adapter (the share of
+    tokens before the first difference): a check that both run the same model and adapters."""
+    prompts = make_prompts(tokenizer, len(ADAPTERS), 32)
+    greedy = SamplingParams(max_tokens=new_tokens, temperature=0, ignore_eos=True)
+    ours = [[t for event in events for t in event.token_ids] for events in engine.generate(prompts, greedy, list(ADAPTERS))]
+    figures = {}
+    for side, server in servers.items():
+        if not server.loras:
+            continue
+        theirs = server.generate(prompts, list(range(len(ADAPTERS))), new_tokens)
+        same = [next((i for i, (a, b) in enumerate(zip(x, y)) if a != b), new_tokens) / new_tokens for x, y in zip(ours, theirs)]
+        figures[side.replace("llama", "llama_cpp_agreement")] = statistics.mean(same)
+    return figures
 
 
 def _ttft(engine: LLMEngine, tokenizer, config: ServeBenchConfig) -> dict:
