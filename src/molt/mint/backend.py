@@ -23,7 +23,7 @@ from peft import LoraConfig as PeftLoraConfig
 from peft import PeftModel, get_peft_model
 from peft.helpers import disable_input_dtype_casting
 
-from molt.mint.losses import check_inputs, resolve_loss
+from molt.mint.losses import check_inputs, mismatch_metrics, resolve_loss
 from molt.mint import packed
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, TensorData
 from molt.models import LoadedModel, load_model
@@ -119,7 +119,7 @@ class LocalBackend:
         return ForwardBackwardOutput(
             loss_fn_output_type=loss_fn,
             loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],
-            metrics={"loss:sum": float(total.detach())},
+            metrics={"loss:sum": float(total.detach())} | mismatch_metrics(logprobs, inputs, config),
         )
 
     def optim_step(self, policy: Policy, params: AdamParams) -> dict[str, float]:

@@ -9,6 +9,18 @@ weights; there is no KL term (add it to the reward). ``q`` below is the sampler'
     ppo                  -Σ min((p/q) · A, clip(p/q, low, high) · A)
     cispo                -Σ sg(clip(p/q, low, high)) · log p · A
     dro                  -Σ (log p · A − ½ β (log p − log q)²)
+
+Training–inference mismatch: the sampler (the engine) and the learner compute slightly different
+probabilities for the same tokens, so even on-policy data is a little off-policy. Two options,
+both on the ratio r = p/q taken as a constant (no gradient flows through the correction):
+
+    tis_cap      (importance_sampling) truncated importance sampling: the gradient's weight r
+                 becomes min(r, cap), i.e. -Σ sg(min(r, cap)) · log p · A; 0 = off
+    icepop_beta  (every RL loss) IcePop masking: tokens with r outside [1/β, β] get no loss at
+                 all; 0 = off
+
+``mismatch_metrics`` reports the share of tokens each option touched, over the tokens that carry
+an advantage (prompt positions, whose advantage and sampler logprob are 0, are not counted).
 """
 
 from collections.abc import Callable
@@ -30,34 +42,63 @@ def _ratio(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor]) -> torch.Ten
     return torch.exp(logprobs - inputs["logprobs"])
 
 
+def _trusted(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
+    """IcePop: 1 where the sampler/learner ratio lies in [1/β, β] (or the option is off), else 0."""
+    beta = config.get("icepop_beta", 0.0)
+    if not beta:
+        return torch.ones_like(logprobs)
+    ratio = _ratio(logprobs.detach(), inputs)
+    return ((ratio >= 1 / beta) & (ratio <= beta)).to(logprobs.dtype)
+
+
 def importance_sampling(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
-    return -(_ratio(logprobs, inputs) * inputs["advantages"]).sum()
+    ratio, keep = _ratio(logprobs, inputs), _trusted(logprobs, inputs, config)
+    if config["tis_cap"]:
+        return -(ratio.detach().clamp(max=config["tis_cap"]) * logprobs * inputs["advantages"] * keep).sum()
+    return -(ratio * inputs["advantages"] * keep).sum()
 
 
 def ppo(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
     ratio, advantages = _ratio(logprobs, inputs), inputs["advantages"]
     clipped = ratio.clamp(config["clip_low_threshold"], config["clip_high_threshold"])
-    return -torch.minimum(ratio * advantages, clipped * advantages).sum()
+    return -(torch.minimum(ratio * advantages, clipped * advantages) * _trusted(logprobs, inputs, config)).sum()
 
 
 def cispo(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
     clipped = _ratio(logprobs, inputs).clamp(config["clip_low_threshold"], config["clip_high_threshold"])
-    return -(clipped.detach() * logprobs * inputs["advantages"]).sum()
+    return -(clipped.detach() * logprobs * inputs["advantages"] * _trusted(logprobs, inputs, config)).sum()
 
 
 def dro(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
     penalty = 0.5 * config["beta"] * (logprobs - inputs["logprobs"]) ** 2
-    return -(logprobs * inputs["advantages"] - penalty).sum()
+    return -((logprobs * inputs["advantages"] - penalty) * _trusted(logprobs, inputs, config)).sum()
+
+
+def mismatch_metrics(logprobs: list[torch.Tensor], inputs: list[dict[str, torch.Tensor]], config: dict[str, float]) -> dict[str, float]:
+    """Shares of the tokens with an advantage that IcePop masked and TIS truncated (when on)."""
+    metrics: dict[str, float] = {}
+    if not (config.get("icepop_beta") or config.get("tis_cap")):
+        return metrics
+    acting = [d["advantages"] != 0 for d in inputs]
+    count = max(1, sum(int(a.sum()) for a in acting))
+    ratios = [_ratio(lp.detach(), d) for lp, d in zip(logprobs, inputs)]
+    if config.get("icepop_beta"):
+        masked = sum(int(((_trusted(lp, d, config) == 0) & a).sum()) for lp, d, a in zip(logprobs, inputs, acting))
+        metrics["icepop_masked:frac"] = masked / count
+    if config.get("tis_cap"):
+        metrics["tis_truncated:frac"] = sum(int(((r > config["tis_cap"]) & a).sum()) for r, a in zip(ratios, acting)) / count
+    return metrics
 
 
 CLIP = {"clip_low_threshold": 0.8, "clip_high_threshold": 1.2}
+ICEPOP = {"icepop_beta": 0.0}
 RL_INPUTS = ("target_tokens", "logprobs", "advantages")
 LOSSES: dict[str, tuple[Loss, tuple[str, ...], dict[str, float]]] = {
     "cross_entropy": (cross_entropy, ("target_tokens", "weights"), {}),
-    "importance_sampling": (importance_sampling, RL_INPUTS, {}),
-    "ppo": (ppo, RL_INPUTS, CLIP),
-    "cispo": (cispo, RL_INPUTS, CLIP),
-    "dro": (dro, RL_INPUTS, {"beta": 0.05}),
+    "importance_sampling": (importance_sampling, RL_INPUTS, {"tis_cap": 0.0} | ICEPOP),
+    "ppo": (ppo, RL_INPUTS, CLIP | ICEPOP),
+    "cispo": (cispo, RL_INPUTS, CLIP | ICEPOP),
+    "dro": (dro, RL_INPUTS, {"beta": 0.05} | ICEPOP),
 }
 """name → (function, required loss_fn_inputs, default loss_fn_config)."""
 
