@@ -485,6 +485,94 @@ def bench_train(
         print_json(result)
 
 
+@app.command("rl")
+def rl(
+    env: Annotated[str, typer.Option(help="Environment: tool_calls (agent), unit_tests (coding) or surfaces (genui).")] = "tool_calls",
+    adapter: Annotated[str, typer.Option(help="Name the engine serves the policy under; every step hot-loads its new revision.")] = "agent-rl",
+    model: Source = "embedded",
+    steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 20,
+    group_size: Annotated[int, typer.Option(min=2, help="Answers sampled per problem (GRPO group).")] = 4,
+    batch: Annotated[int, typer.Option(min=1, help="Problems per step.")] = 4,
+    lr: Annotated[float, typer.Option(help="Adam learning rate.")] = 1e-4,
+    loss: Annotated[str, typer.Option(help="MinT RL loss: importance_sampling, ppo, cispo or dro.")] = "importance_sampling",
+    tis_cap: Annotated[float, typer.Option(help="Truncated importance sampling cap (importance_sampling only); 0: off.")] = 0.0,
+    icepop_beta: Annotated[float, typer.Option(help="IcePop: mask tokens whose learner/sampler ratio leaves [1/β, β]; 0: off.")] = 0.0,
+    normalize: Annotated[bool, typer.Option("--normalize", help="Divide advantages by the group's standard deviation.")] = False,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature of the rollouts.")] = 1.0,
+    rank: Annotated[int, typer.Option(min=1, help="LoRA rank of the policy.")] = 16,
+    train_size: Annotated[int, typer.Option(min=1, help="Training problems generated from the family's train split.")] = 200,
+    heldout_size: Annotated[int, typer.Option(min=1, help="Held-out problems (never sampled in training), scored greedily.")] = 30,
+    eval_every: Annotated[int, typer.Option(min=1, help="Steps between held-out evaluations.")] = 5,
+    checkpoint_every: Annotated[int, typer.Option(min=1, help="Steps between checkpoints (for --resume).")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the data order and the sampling.")] = 0,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its last checkpoint, with the same data order.")] = False,
+    out: Annotated[Optional[Path], typer.Option(help="Run folder; default $MOLT_HOME/rl/<env>-<adapter>.")] = None,
+    engine_url: Annotated[Optional[str], typer.Option(help="Sample from this OpenAI-compatible server (with runtime LoRA loading) instead of an engine started here.")] = None,
+    mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
+    hcp: Annotated[Optional[Path], typer.Option(help="HCP whose prompts the environment is served under; default: the one molt ships.")] = None,
+) -> None:
+    """RL for one specialist (GRPO-style): sample groups through the engine, reward them in the
+    environment, train through MinT, hot-load each revision. Writes metrics.jsonl, curves.png and
+    summary.json to the run folder. The policy starts from a fresh LoRA on the base."""
+    from molt.forge.envs import ENVS
+    from molt.forge.loop import RLConfig, run_rl
+    from molt.forge.session import rl_run
+    from molt.mint.losses import LossInputError, resolve_loss
+
+    loss_config = {k: v for k, v in {"tis_cap": tis_cap, "icepop_beta": icepop_beta}.items() if v}
+    try:
+        resolve_loss(loss, loss_config)
+    except LossInputError as e:
+        fail(e)
+    if env not in ENVS:
+        fail(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
+    family = ENVS[env][0]
+    from molt.families import FAMILIES
+
+    config = RLConfig(
+        adapter=adapter, steps=steps, batch=batch, group_size=group_size, lr=lr, loss=loss, loss_config=loss_config, normalize=normalize,
+        temperature=temperature, max_tokens=FAMILIES[family].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
+    )  # fmt: skip
+    with _rl_progress(steps) as on_step, rl_run(config, env, _hcp(hcp), model, rank, train_size, heldout_size, engine_url, mint_url, folder=out) as run:
+        run.on_step = on_step
+        err.print(f"[dim]{env}: {len(run.train.cases)} training problems, {len(run.heldout)} held out; run folder {run.folder}[/]")
+        summary = run_rl(run, resume=resume)
+    table = Table("", "value", title=f"molt rl --env {env}")
+    for key, value in summary.items():
+        table.add_row(key, "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value))
+    table.add_row("curves", str(run.folder / "curves.png"))
+    console.print(table)
+
+
+def _rl_progress(steps: int):
+    """A progress bar over RL steps: sampled reward, groups kept, held-out reward when measured."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    progress = Progress(
+        TextColumn("rl"), BarColumn(), MofNCompleteColumn(), TextColumn("reward {task.fields[reward]}"), TextColumn("kept {task.fields[kept]}"),
+        TextColumn("held-out {task.fields[heldout]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=err,
+    )  # fmt: skip
+    task = progress.add_task("rl", total=steps, reward="-", kept="-", heldout="-")
+
+    def on_step(metrics: dict) -> None:
+        fields = dict(reward=f"{metrics['reward_mean']:.3f}", kept=f"{metrics['groups_kept']}/{metrics['groups']}")
+        if "heldout_reward" in metrics:
+            fields["heldout"] = f"{metrics['heldout_reward']:.3f}"
+        progress.update(task, completed=metrics["step"] + 1, **fields)
+        if not err.is_terminal:  # piped: a line per step instead of a redrawn bar
+            err.print(f"step {metrics['step'] + 1}/{steps}: reward {fields['reward']}, groups kept {fields['kept']}, held-out {fields.get('heldout', '-')}")
+
+    @contextlib.contextmanager
+    def running():
+        progress.start()
+        try:
+            yield on_step
+        finally:
+            progress.stop()
+
+    return running()
+
+
 def _hcp(path: Optional[Path]):
     from molt.hcp import HCPError, load_hcp
 

@@ -10,6 +10,8 @@ scorer gives 1 only for the exact call, or — when no offered function fits —
 that makes no call, so an invented call earns nothing.
 """
 
+import hashlib
+import json
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -46,6 +48,11 @@ class Env(ABC):
 class EnvGroupBuilder(ABC):
     """Makes the ``n`` envs of one problem (they share the problem, not their state)."""
 
+    @property
+    @abstractmethod
+    def key(self) -> str:
+        """Names the problem, the same in every run (logged per step: which data a step saw)."""
+
     @abstractmethod
     def make_envs(self, n: int) -> list[Env]: ...
 
@@ -80,6 +87,10 @@ class FamilyProblem(EnvGroupBuilder):
     system: str
     label: str
     renderer: Renderer
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps([self.case.messages, self.case.tools], sort_keys=True).encode()).hexdigest()[:12]
 
     def make_envs(self, n: int) -> list[Env]:
         return [FamilyEnv(self.family, self.case, self.system, self.label, self.renderer, self.family.max_tokens) for _ in range(n)]

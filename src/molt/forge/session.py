@@ -1,0 +1,43 @@
+"""What ``molt rl`` sets up around the loop: the environment's datasets under the HCP, a MinT
+training client (in this process or a ``molt mint serve`` server) and a sampling engine (one
+started in this process, or any OpenAI-compatible server already running)."""
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from molt.engine.config import EngineConfig
+from molt.engine.server import create_app
+from molt.forge.envs import ENVS, FamilyDataset
+from molt.forge.loop import RLConfig, Run
+from molt.forge.sampler import EngineSampler
+from molt.hcp.contract import HCP
+from molt.home import molt_home
+from molt.http_server import ServerThread
+from molt.mint import ServiceClient
+from molt.models import load_model
+from molt.models.loader import load_tokenizer
+from molt.models.renderer import get_renderer
+
+
+@contextlib.contextmanager
+def rl_run(
+    config: RLConfig, env: str, hcp: HCP, base: str = "embedded", rank: int = 16, train_size: int = 200, heldout_size: int = 30,
+    engine_url: str | None = None, mint_url: str | None = None, dtype: str = "float32", folder: Path | None = None,
+) -> Iterator[Run]:
+    """A ready ``Run``; an engine started here stops when the block ends."""
+    if env not in ENVS:
+        raise ValueError(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
+    family, label = ENVS[env]
+    renderer = get_renderer(load_tokenizer(base))
+    train = FamilyDataset(family, "train", train_size, hcp, label, renderer, seed=config.seed)
+    heldout = FamilyDataset(family, "heldout", heldout_size, hcp, label, renderer, seed=config.seed).problems()
+    training = ServiceClient(mint_url, dtype=dtype).create_lora_training_client(base, rank=rank, seed=config.seed)
+    folder = folder or molt_home() / "rl" / f"{env}-{config.adapter}"
+    with contextlib.ExitStack() as stack:
+        if engine_url is None:
+            engine = EngineConfig(model=base, dtype=dtype, max_num_seqs=max(16, config.batch * config.group_size))
+            engine_url = stack.enter_context(ServerThread(create_app(engine, load_model(base)))) + "/v1"
+        sampler = EngineSampler(engine_url)
+        stack.callback(sampler.close)
+        yield Run(config, train, heldout, training, sampler, folder)

@@ -1,0 +1,115 @@
+"""The RL loop end to end on a tiny model: sampling through a real engine server (each step's
+revision hot-loaded), training through MinT, metrics, checkpoints, a resumed run that sees the
+same data as an uninterrupted one, and a reward that rises. Run: pytest tests/forge/test_loop.py"""
+
+import json
+import random
+from collections.abc import Iterator
+
+import pytest
+
+from molt.engine.config import EngineConfig
+from molt.engine.server import create_app
+from molt.forge.envs import Env, EnvGroupBuilder, RLDataset, StepResult
+from molt.forge.loop import RLConfig, Run, run_rl
+from molt.forge.sampler import EngineSampler
+from molt.http_server import ServerThread
+from molt.mint import ServiceClient
+from molt.mint.types import AdamParams, Datum, ModelInput
+from molt.models import load_model
+
+
+WORDS = list(range(1000, 1020))
+"""The policy is first taught (SFT) to write these tokens, at random; RL then favours the good ones."""
+GOOD = set(WORDS[::2])
+
+
+class GoodWords(Env):
+    """Reward: the share of an 8-token answer in ``GOOD`` (~0.5 for the SFT policy)."""
+
+    stop_token_ids: list[int] = []
+
+    def __init__(self, prompt: list[int]):
+        self.prompt = prompt
+
+    def initial_observation(self) -> list[int]:
+        return self.prompt
+
+    def step(self, action: list[int]) -> StepResult:
+        return StepResult(sum(t in GOOD for t in action) / len(action), True)
+
+
+class Prompt(EnvGroupBuilder):
+    def __init__(self, prompt: list[int]):
+        self.prompt = prompt
+
+    @property
+    def key(self) -> str:
+        return str(self.prompt)
+
+    def make_envs(self, n: int) -> list[Env]:
+        return [GoodWords(self.prompt) for _ in range(n)]
+
+
+class Prompts(RLDataset):
+    def __init__(self, count: int, seed: int):
+        rng = random.Random(seed)
+        self.problems = [Prompt([rng.randrange(100, 5000) for _ in range(6)]) for _ in range(count)]
+
+    def batches(self, batch_size: int, seed: int = 0) -> Iterator[list[EnvGroupBuilder]]:
+        order = list(self.problems)
+        random.Random(seed).shuffle(order)
+        while True:
+            for start in range(0, len(order) - batch_size + 1, batch_size):
+                yield order[start : start + batch_size]
+
+
+@pytest.fixture(scope="module")
+def engine_url(tiny):
+    with ServerThread(create_app(EngineConfig(model="tiny", max_model_len=128, max_prefill_chunk=128), load_model("tiny"))) as url:
+        yield url + "/v1"
+
+
+def taught_words(steps: int = 30):
+    """A training client whose policy writes WORDS (any of them, about evenly) after any prompt."""
+    training = ServiceClient().create_lora_training_client("tiny", rank=8, seed=0)
+    rng = random.Random(0)
+    for _ in range(steps):
+        data = []
+        for _ in range(8):
+            tokens = [rng.randrange(100, 5000) for _ in range(6)] + [rng.choice(WORDS) for _ in range(8)]
+            data.append(Datum(model_input=ModelInput.from_ints(tokens[:-1]), loss_fn_inputs={"target_tokens": tokens[1:], "weights": [0.0] * 5 + [1.0] * 8}))
+        training.forward_backward(data, "cross_entropy").result()
+        training.optim_step(AdamParams(learning_rate=2e-2)).result()
+    return training
+
+
+def make_run(engine_url, folder, steps: int, lr: float = 1e-2) -> Run:
+    config = RLConfig(adapter="words", steps=steps, batch=2, group_size=8, lr=lr, max_tokens=8, eval_every=2, checkpoint_every=2, seed=1)
+    return Run(config, Prompts(8, seed=0), Prompts(4, seed=9).problems, taught_words(), EngineSampler(engine_url), folder)
+
+
+def test_the_loop_trains_logs_and_raises_the_reward(engine_url, tmp_path):
+    summary = run_rl(make_run(engine_url, tmp_path / "run", steps=10))
+    history = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in history] == list(range(10))
+    assert all(m["groups"] == 2 and m["sampled_tokens"] == 2 * 8 * 8 for m in history)
+    assert sum(m["groups_kept"] for m in history) > 0 and all("loss" in m for m in history if m["groups_kept"])
+    assert (tmp_path / "run" / "curves.png").stat().st_size > 0
+    first, last = sum(m["reward_mean"] for m in history[:3]) / 3, sum(m["reward_mean"] for m in history[-3:]) / 3
+    assert last > first + 0.15, (first, last)  # the policy learned to write even tokens
+    assert summary["heldout_after"] > summary["heldout_before"]
+
+
+def test_a_resumed_run_sees_the_same_batches(engine_url, tmp_path):
+    """Stopped after 2 steps (a checkpoint), resumed to 4: the same problems at every step as
+    one run of 4 steps."""
+    problems = lambda folder: [m["problems"] for m in map(json.loads, (folder / "metrics.jsonl").read_text().splitlines())]
+    whole = tmp_path / "whole"
+    run_rl(make_run(engine_url, whole, steps=4))
+    parts = tmp_path / "parts"
+    run_rl(make_run(engine_url, parts, steps=2))
+    progress = json.loads((parts / "progress.json").read_text())
+    assert progress["step"] == 2
+    run_rl(make_run(engine_url, parts, steps=4), resume=True)
+    assert problems(parts) == problems(whole)
