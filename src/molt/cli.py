@@ -509,11 +509,12 @@ def rl(
     out: Annotated[Optional[Path], typer.Option(help="Run folder; default $MOLT_HOME/rl/<env>-<adapter>.")] = None,
     engine_url: Annotated[Optional[str], typer.Option(help="Sample from this OpenAI-compatible server (with runtime LoRA loading) instead of an engine started here.")] = None,
     mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
-    hcp: Annotated[Optional[Path], typer.Option(help="HCP whose prompts the environment is served under; default: the one molt ships.")] = None,
+    start: Annotated[str, typer.Option(help="Where the policy starts: 'specialist' (the served specialist's revision, from the registry's production pair), 'fresh' (a new LoRA on the base) or a molt:// revision path.")] = "specialist",
+    hcp: Annotated[Optional[Path], typer.Option(help="HCP whose prompts (and, with --start specialist, whose revision) the run uses; default: production's.")] = None,
 ) -> None:
     """RL for one specialist (GRPO-style): sample groups through the engine, reward them in the
     environment, train through MinT, hot-load each revision. Writes metrics.jsonl, curves.png and
-    summary.json to the run folder. The policy starts from a fresh LoRA on the base."""
+    summary.json to the run folder."""
     from molt.forge.envs import ENVS
     from molt.forge.loop import RLConfig, run_rl
     from molt.forge.session import rl_run
@@ -526,16 +527,33 @@ def rl(
         fail(e)
     if env not in ENVS:
         fail(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
-    family = ENVS[env][0]
+    family, label = ENVS[env]
     from molt.families import FAMILIES
+    from molt.lora.format import AdapterError, read_adapter
+    from molt.mint.checkpoints import CheckpointError, resolve
+
+    contract = _trained_hcp(hcp) if start == "specialist" else _hcp(hcp)
+    start_path = None
+    if start == "specialist":
+        revision = contract.specialist(label).revision
+        if not revision:
+            fail(f"the HCP's {label} specialist has no trained revision; bootstrap it, or pass --start fresh")
+        start_path = revision if revision.startswith("molt://") else f"molt://{revision}"
+    elif start != "fresh":
+        start_path = start
+    if start_path is not None:
+        try:
+            rank = read_adapter(resolve(start_path)).r  # the policy takes the revision's rank
+        except (AdapterError, CheckpointError) as e:
+            fail(e)
 
     config = RLConfig(
         adapter=adapter, steps=steps, batch=batch, group_size=group_size, lr=lr, loss=loss, loss_config=loss_config, normalize=normalize,
         temperature=temperature, max_tokens=FAMILIES[family].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
     )  # fmt: skip
-    with _rl_progress(steps) as on_step, rl_run(config, env, _hcp(hcp), model, rank, train_size, heldout_size, engine_url, mint_url, folder=out) as run:
+    with _rl_progress(steps) as on_step, rl_run(config, env, contract, model, rank, train_size, heldout_size, engine_url, mint_url, folder=out, start=start_path) as run:
         run.on_step = on_step
-        err.print(f"[dim]{env}: {len(run.train.cases)} training problems, {len(run.heldout)} held out; run folder {run.folder}[/]")
+        err.print(f"[dim]{env}: {len(run.train.cases)} training problems, {len(run.heldout)} held out; from {start_path or 'a fresh LoRA'}; run folder {run.folder}[/]")
         summary = run_rl(run, resume=resume)
     table = Table("", "value", title=f"molt rl --env {env}")
     for key, value in summary.items():

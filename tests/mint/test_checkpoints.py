@@ -75,3 +75,19 @@ def test_revisions_are_immutable_and_paths_are_checked(service):
     state = other.save_state("r8").result()
     with pytest.raises(CheckpointError, match="rank 8; this client has rank 2"):
         client.load_state(state).result()
+
+
+def test_a_new_client_starts_from_a_saved_revisions_weights(service):
+    """``load_weights``: a fresh client given a PEFT revision computes the trainer's logprobs
+    (RL continues from a specialist SFT made); a revision of another rank is refused."""
+    client = service.create_lora_training_client("tiny", rank=4, seed=13)
+    train(client, 4)
+    path = client.save_weights_for_sampler("start").result()
+    d = datum("cross_entropy")
+    expected = client.forward([d], "cross_entropy").result().loss_fn_outputs[0]["logprobs"].to_torch()
+    fresh = service.create_lora_training_client("tiny", rank=4, seed=77)
+    assert not torch.allclose(fresh.forward([d], "cross_entropy").result().loss_fn_outputs[0]["logprobs"].to_torch(), expected)
+    fresh.load_weights(path).result()
+    torch.testing.assert_close(fresh.forward([d], "cross_entropy").result().loss_fn_outputs[0]["logprobs"].to_torch(), expected, atol=1e-6, rtol=1e-6)
+    with pytest.raises(Exception, match="has rank 4; this client has rank 8"):
+        service.create_lora_training_client("tiny", rank=8).load_weights(path).result()

@@ -23,9 +23,10 @@ from molt.models.renderer import get_renderer
 @contextlib.contextmanager
 def rl_run(
     config: RLConfig, env: str, hcp: HCP, base: str = "embedded", rank: int = 16, train_size: int = 200, heldout_size: int = 30,
-    engine_url: str | None = None, mint_url: str | None = None, dtype: str = "float32", folder: Path | None = None,
+    engine_url: str | None = None, mint_url: str | None = None, dtype: str = "float32", folder: Path | None = None, start: str | None = None,
 ) -> Iterator[Run]:
-    """A ready ``Run``; an engine started here stops when the block ends."""
+    """A ready ``Run``; an engine started here stops when the block ends. ``start``: the revision
+    (a ``molt://`` path) whose weights the policy starts from; None: a fresh LoRA on the base."""
     if env not in ENVS:
         raise ValueError(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
     family, label = ENVS[env]
@@ -33,6 +34,8 @@ def rl_run(
     train = FamilyDataset(family, "train", train_size, hcp, label, renderer, seed=config.seed)
     heldout = FamilyDataset(family, "heldout", heldout_size, hcp, label, renderer, seed=config.seed).problems()
     training = ServiceClient(mint_url, dtype=dtype).create_lora_training_client(base, rank=rank, seed=config.seed)
+    if start is not None:
+        training.load_weights(start).result()
     folder = folder or molt_home() / "rl" / f"{env}-{config.adapter}"
     with contextlib.ExitStack() as stack:
         if engine_url is None:

@@ -16,7 +16,7 @@ from safetensors.torch import load_file, save_file
 
 from molt.home import build_once, molt_home
 from molt.jsonfile import read_json_object
-from molt.lora.format import write_adapter
+from molt.lora.format import read_adapter, write_adapter
 from molt.mint.backend import Policy
 
 SCHEME = "molt://"
@@ -114,6 +114,25 @@ def load_state(model, policy: Policy, path: str, with_optimizer: bool) -> None:
             if state:
                 policy.optimizer.state[p] = state
         policy.steps = meta["steps"]
+
+
+def load_sampler_weights(model, policy: Policy, path: str) -> None:
+    """A PEFT adapter's weights into this policy: lora_A as is, lora_B rescaled to the policy's
+    scaling, so the policy computes exactly the adapter's delta. Modules the adapter does not
+    target keep their fresh (zero-delta) initialisation; its rank must equal the policy's."""
+    adapter = read_adapter(resolve(path))
+    if adapter.r != policy.config.rank:
+        raise CheckpointError(f"{path} has rank {adapter.r}; this client has rank {policy.config.rank}")
+    modules = {name.removeprefix("base_model.model."): module for name, module in model.named_modules() if hasattr(module, "lora_A") and policy.name in module.lora_A}
+    missing = sorted(set(adapter.weights) - set(modules))
+    if missing:
+        raise CheckpointError(f"{path} adapts {missing[0]}, which this client does not train (compare train_attn/train_mlp/train_unembed)")
+    with torch.no_grad():
+        for name, (A, B) in adapter.weights.items():
+            module = modules[name]
+            module.lora_A[policy.name].weight.copy_(A)
+            module.lora_B[policy.name].weight.copy_(B * adapter.scaling / module.scaling[policy.name])
+    policy.optimizer.state.clear()
 
 
 def _named_parameters(model, policy: Policy) -> dict[str, torch.nn.Parameter]:

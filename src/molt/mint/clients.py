@@ -90,6 +90,12 @@ class TrainingClient:
         """Weights only; the optimizer starts fresh."""
         return self._submit("load_state", LoadStateRequest(model_id=self.model_id, path=path))
 
+    def load_weights(self, path: str) -> APIFuture[None]:
+        """Start from the weights of a saved sampler revision (a PEFT adapter: ``molt://<run>/<name>``,
+        or a registry-stored adapter as ``molt://store/<sha256>``); the optimizer starts fresh.
+        molt's addition to the Tinker API: RL continues from a specialist that SFT made."""
+        return self._submit("load_weights", LoadStateRequest(model_id=self.model_id, path=path))
+
     def load_state_with_optimizer(self, path: str) -> APIFuture[None]:
         """Weights and optimizer moments: continues exactly where the saved run stopped."""
         return self._submit("load_state", LoadStateRequest(model_id=self.model_id, path=path, with_optimizer=True))

@@ -66,6 +66,7 @@ REQUESTS: dict[str, type[BaseModel]] = {
     "save_weights_for_sampler": SaveRequest,
     "save_state": SaveRequest,
     "load_state": LoadStateRequest,
+    "load_weights": LoadStateRequest,
     "sample": SampleRequest,
     "compute_logprobs": ComputeLogprobsRequest,
 }
@@ -77,6 +78,7 @@ RESULTS: dict[str, Any] = {
     "save_weights_for_sampler": str,
     "save_state": str,
     "load_state": None,
+    "load_weights": None,
     "sample": SampleResponse,
     "compute_logprobs": list[float | None],
 }

@@ -170,6 +170,10 @@ class LocalService:
         with run.backend.lock:
             checkpoints.load_state(run.backend.model, run.policy, r.path, r.with_optimizer)
 
+    def _load_weights(self, run: TrainingRun, r: LoadStateRequest) -> None:
+        with run.backend.lock:
+            checkpoints.load_sampler_weights(run.backend.model, run.policy, r.path)
+
 
 def base_model_of(model_path: str) -> str:
     config = resolve(model_path) / "adapter_config.json"
