@@ -487,7 +487,7 @@ def bench_train(
 
 @app.command("rl")
 def rl(
-    env: Annotated[str, typer.Option(help="Environment: tool_calls (agent), unit_tests (coding) or surfaces (genui).")] = "tool_calls",
+    env: Annotated[str, typer.Option(help="Environment: tool_calls (agent), order_refund (agent, multi-turn), unit_tests (coding) or surfaces (genui).")] = "tool_calls",
     adapter: Annotated[str, typer.Option(help="Name the engine serves the policy under; every step hot-loads its new revision.")] = "agent-rl",
     model: Source = "embedded",
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 20,
@@ -515,7 +515,7 @@ def rl(
     """RL for one specialist (GRPO-style): sample groups through the engine, reward them in the
     environment, train through MinT, hot-load each revision. Writes metrics.jsonl, curves.png and
     summary.json to the run folder."""
-    from molt.forge.envs import ENVS
+    from molt.forge.catalog import ENVS
     from molt.forge.loop import RLConfig, run_rl
     from molt.forge.session import rl_run
     from molt.mint.losses import LossInputError, resolve_loss
@@ -527,8 +527,7 @@ def rl(
         fail(e)
     if env not in ENVS:
         fail(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
-    family, label = ENVS[env]
-    from molt.families import FAMILIES
+    label = ENVS[env].label
     from molt.lora.format import AdapterError, read_adapter
     from molt.mint.checkpoints import CheckpointError, resolve
 
@@ -549,11 +548,11 @@ def rl(
 
     config = RLConfig(
         adapter=adapter, steps=steps, batch=batch, group_size=group_size, lr=lr, loss=loss, loss_config=loss_config, normalize=normalize,
-        temperature=temperature, max_tokens=FAMILIES[family].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
+        temperature=temperature, max_tokens=ENVS[env].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
     )  # fmt: skip
     with _rl_progress(steps) as on_step, rl_run(config, env, contract, model, rank, train_size, heldout_size, engine_url, mint_url, folder=out, start=start_path) as run:
         run.on_step = on_step
-        err.print(f"[dim]{env}: {len(run.train.cases)} training problems, {len(run.heldout)} held out; from {start_path or 'a fresh LoRA'}; run folder {run.folder}[/]")
+        err.print(f"[dim]{env} ({ENVS[env].about}): {len(run.train.problems())} training problems, {len(run.heldout)} held out; from {start_path or 'a fresh LoRA'}; run folder {run.folder}[/]")
         summary = run_rl(run, resume=resume)
     table = Table("", "value", title=f"molt rl --env {env}")
     for key, value in summary.items():

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from molt.forge.envs import ENVS, FamilyDataset
+from molt.forge.catalog import ENVS
+from molt.forge.envs import FamilyDataset
 from molt.hcp.contract import load_hcp
 from molt.models.renderer import get_renderer
 

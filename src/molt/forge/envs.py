@@ -64,6 +64,22 @@ class RLDataset(ABC):
         sees the same data in the same order)."""
 
 
+class ProblemDataset(RLDataset):
+    """A fixed list of problems, reshuffled each epoch by (seed, epoch)."""
+
+    @abstractmethod
+    def problems(self) -> list[EnvGroupBuilder]: ...
+
+    def batches(self, batch_size: int, seed: int = 0) -> Iterator[list[EnvGroupBuilder]]:
+        epoch = 0
+        while True:
+            order = self.problems()
+            random.Random(f"{seed}:{epoch}").shuffle(order)
+            for start in range(0, len(order) - batch_size + 1, batch_size):
+                yield order[start : start + batch_size]
+            epoch += 1
+
+
 class FamilyEnv(Env):
     def __init__(self, family: Family, case: Case, system: str, label: str, renderer: Renderer, max_tokens: int):
         self.family, self.case, self.renderer, self.max_tokens = family, case, renderer, max_tokens
@@ -96,7 +112,7 @@ class FamilyProblem(EnvGroupBuilder):
         return [FamilyEnv(self.family, self.case, self.system, self.label, self.renderer, self.family.max_tokens) for _ in range(n)]
 
 
-class FamilyDataset(RLDataset):
+class FamilyDataset(ProblemDataset):
     """The cases of one family's split, served under the HCP's prompt for ``label``."""
 
     def __init__(self, family: str, split: Split, size: int, hcp: HCP, label: str, renderer: Renderer, seed: int = 0):
@@ -104,18 +120,5 @@ class FamilyDataset(RLDataset):
         self.cases = self.family.generate(split, size, seed=seed)
         self.system, self.label, self.renderer = hcp.system_prompt(label), label, renderer
 
-    def problems(self) -> list[FamilyProblem]:
+    def problems(self) -> list[EnvGroupBuilder]:
         return [FamilyProblem(self.family, case, self.system, self.label, self.renderer) for case in self.cases]
-
-    def batches(self, batch_size: int, seed: int = 0) -> Iterator[list[EnvGroupBuilder]]:
-        epoch = 0
-        while True:
-            order = self.problems()
-            random.Random(f"{seed}:{epoch}").shuffle(order)
-            for start in range(0, len(order) - batch_size + 1, batch_size):
-                yield order[start : start + batch_size]
-            epoch += 1
-
-
-ENVS = {"tool_calls": ("agent", "agent"), "unit_tests": ("coding", "coding"), "surfaces": ("genui", "genui")}
-"""Environment name → (data family, specialist label whose HCP prompt it is served under)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from molt.engine.config import EngineConfig
 from molt.engine.server import create_app
-from molt.forge.envs import ENVS, FamilyDataset
+from molt.forge.catalog import ENVS
 from molt.forge.loop import RLConfig, Run
 from molt.forge.sampler import EngineSampler
 from molt.hcp.contract import HCP
@@ -29,10 +29,10 @@ def rl_run(
     (a ``molt://`` path) whose weights the policy starts from; None: a fresh LoRA on the base."""
     if env not in ENVS:
         raise ValueError(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
-    family, label = ENVS[env]
+    spec = ENVS[env]
     renderer = get_renderer(load_tokenizer(base))
-    train = FamilyDataset(family, "train", train_size, hcp, label, renderer, seed=config.seed)
-    heldout = FamilyDataset(family, "heldout", heldout_size, hcp, label, renderer, seed=config.seed).problems()
+    train = spec.dataset("train", train_size, hcp, spec.label, renderer, config.seed)
+    heldout = spec.dataset("heldout", heldout_size, hcp, spec.label, renderer, config.seed).problems()
     training = ServiceClient(mint_url, dtype=dtype).create_lora_training_client(base, rank=rank, seed=config.seed)
     if start is not None:
         training.load_weights(start).result()
