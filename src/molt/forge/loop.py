@@ -50,6 +50,9 @@ class RLConfig:
     eval_every: int = 5
     checkpoint_every: int = 5
     seed: int = 0
+    tokens_per_call: int = 2048
+    """Datums per ``forward_backward`` call are cut to about this many tokens (gradients add up
+    across calls until ``optim_step``), which bounds the learner's activation memory."""
 
 
 @dataclass
@@ -115,16 +118,32 @@ def train_step(run: Run, step: int, batch: list[EnvGroupBuilder]) -> dict:
         "sampled_tokens": sum(len(tr.action) for g in groups for t in g for tr in t.transitions),
     }  # fmt: skip
     if datums:
-        output = run.training.forward_backward(datums, config.loss, config.loss_config).result()
+        chunks = list(_chunks(datums, config.tokens_per_call))
+        outputs = [run.training.forward_backward(chunk, config.loss, config.loss_config).result() for chunk in chunks]
         run.training.optim_step(AdamParams(learning_rate=config.lr)).result()
-        metrics |= {k: v for k, v in output.metrics.items() if k != "loss:sum"} | {"loss": output.metrics["loss:sum"]}
-        metrics["sampler_learner_kl"] = _kl(datums, output.loss_fn_outputs)
+        metrics["loss"] = sum(o.metrics["loss:sum"] for o in outputs)
+        for key in {k for o in outputs for k in o.metrics if k.endswith(":frac")}:  # per-call shares, weighted by the call's datums
+            metrics[key] = sum(o.metrics.get(key, 0.0) * len(c) for o, c in zip(outputs, chunks)) / len(datums)
+        metrics["sampler_learner_kl"] = _kl(datums, [out for o in outputs for out in o.loss_fn_outputs])
         metrics["trained_tokens"] = sum(d.model_input.length for d in datums)
     trained = time.perf_counter()
     publish(run, step + 1)
     metrics |= {"sample_s": sampled - started, "train_s": trained - sampled, "publish_s": time.perf_counter() - trained}
     metrics["sampling_tok_s"] = metrics["sampled_tokens"] / max(metrics["sample_s"], 1e-9)
     return metrics
+
+
+def _chunks(datums: list, tokens: int):
+    """Consecutive runs of datums of at most ``tokens`` tokens (a longer datum goes alone)."""
+    chunk, size = [], 0
+    for datum in datums:
+        if chunk and size + datum.model_input.length > tokens:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(datum)
+        size += datum.model_input.length
+    if chunk:
+        yield chunk
 
 
 def _kl(datums, outputs) -> float:
