@@ -189,11 +189,11 @@ def run_rl(run: Run, resume: bool = False) -> dict:
     summary = {"steps": len(history), "heldout_before": before, "heldout_after": next((m["heldout_reward"] for m in reversed(history) if "heldout_reward" in m), None)}
     summary["train_reward_first"], summary["train_reward_last"] = (history[0]["reward_mean"], history[-1]["reward_mean"]) if history else (None, None)
     write_atomic(folder / "summary.json", json.dumps(summary, indent=1))
-    plot_curves(history, folder / "curves.png")
+    plot_curves(history, folder / "curves.png", before)
     return summary
 
 
-def plot_curves(history: list[dict], path: Path) -> None:
+def plot_curves(history: list[dict], path: Path, heldout_before: float | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -201,7 +201,8 @@ def plot_curves(history: list[dict], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot([m["step"] + 1 for m in history], [m["reward_mean"] for m in history], label="train reward (sampled)")
-    evals = [(m["step"] + 1, m["heldout_reward"]) for m in history if "heldout_reward" in m]
+    evals = [(0, heldout_before)] if heldout_before is not None else []
+    evals += [(m["step"] + 1, m["heldout_reward"]) for m in history if "heldout_reward" in m]
     if evals:
         ax.plot(*zip(*evals), marker="o", label="held-out reward (greedy)")
     ax.set_xlabel("step")
