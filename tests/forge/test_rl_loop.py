@@ -1,6 +1,6 @@
 """The RL loop end to end on a tiny model: sampling through a real engine server (each step's
 revision hot-loaded), training through MinT, metrics, checkpoints, a resumed run that sees the
-same data as an uninterrupted one, and a reward that rises. Run: pytest tests/forge/test_loop.py"""
+same data as an uninterrupted one, and a reward that rises. Run: pytest tests/forge/test_rl_loop.py"""
 
 import json
 import random
