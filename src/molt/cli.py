@@ -511,6 +511,7 @@ def rl(
     mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
     start: Annotated[str, typer.Option(help="Where the policy starts: 'specialist' (the served specialist's revision, from the registry's production pair), 'fresh' (a new LoRA on the base) or a molt:// revision path.")] = "specialist",
     hcp: Annotated[Optional[Path], typer.Option(help="HCP whose prompts (and, with --start specialist, whose revision) the run uses; default: production's.")] = None,
+    routing_replay: Annotated[Optional[bool], typer.Option("--routing-replay/--no-routing-replay", help="R3 for sparse-MoE bases: the engine records each token's experts and the learner replays them; default: on for MoE bases.")] = None,
 ) -> None:
     """RL for one specialist (GRPO-style): sample groups through the engine, reward them in the
     environment, train through MinT, hot-load each revision. Writes metrics.jsonl, curves.png and
@@ -546,9 +547,18 @@ def rl(
         except (AdapterError, CheckpointError) as e:
             fail(e)
 
+    from molt.models.loader import is_sparse_moe
+
+    try:
+        moe = is_sparse_moe(model)
+    except ModelLoadError as e:
+        fail(e)
+    if routing_replay and not moe:
+        fail(f"--routing-replay needs a sparse-MoE base; {model!r} is dense")
     config = RLConfig(
         adapter=adapter, steps=steps, batch=batch, group_size=group_size, lr=lr, loss=loss, loss_config=loss_config, normalize=normalize,
         temperature=temperature, max_tokens=ENVS[env].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
+        routing_replay=moe if routing_replay is None else routing_replay,
     )  # fmt: skip
     with _rl_progress(steps) as on_step, rl_run(config, env, contract, model, rank, train_size, heldout_size, engine_url, mint_url, folder=out, start=start_path) as run:
         run.on_step = on_step

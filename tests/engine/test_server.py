@@ -176,3 +176,8 @@ def test_health_and_metrics(server):
     text = httpx.get(server[0] + "/metrics").text
     for name in ("molt_prefix_cache_hit_tokens_total", "molt_prefix_cache_miss_tokens_total", "molt_requests_running"):
         assert f"# TYPE {name}" in text
+
+
+def test_routed_experts_need_a_moe_base(server):
+    reply = httpx.post(server[0] + "/v1/completions", json={"model": "tiny", "prompt": [1, 2, 3], "max_tokens": 2, "return_routed_experts": True})
+    assert reply.status_code == 400 and "no MoE layers" in reply.json()["error"]["message"]

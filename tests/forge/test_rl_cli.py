@@ -7,12 +7,14 @@ from test_cli import molt
 
 
 def test_a_short_run_writes_its_folder(tmp_path):
+    """On a sparse-MoE base, routing replay is on by default."""
     out = tmp_path / "run"
-    result = molt("rl", "--model", "tiny", "--start", "fresh", "--steps", "2", "--batch", "2", "--group-size", "2", "--train-size", "4", "--heldout-size", "2", "--eval-every", "1", "--out", str(out))
+    result = molt("rl", "--model", "tiny:qwen3_moe", "--start", "fresh", "--steps", "2", "--batch", "2", "--group-size", "2", "--train-size", "4", "--heldout-size", "2", "--eval-every", "1", "--out", str(out))
     assert result.returncode == 0
     assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [0, 1]
     assert json.loads((out / "summary.json").read_text())["steps"] == 2 and (out / "curves.png").is_file()
     assert "step 2/2" in result.stderr and "heldout_after" in result.stdout
+    assert json.loads((out / "config.json").read_text())["routing_replay"] is True
 
 
 def test_bad_starting_points_and_losses_are_one_clear_line(tmp_path):
@@ -20,5 +22,7 @@ def test_bad_starting_points_and_losses_are_one_clear_line(tmp_path):
     assert result.returncode == 2 and "no adapter folder" in result.stderr
     result = molt("rl", "--model", "tiny", "--start", "fresh", "--loss", "ppo", "--tis-cap", "2")
     assert result.returncode == 2 and "has no config tis_cap" in result.stderr
+    result = molt("rl", "--model", "tiny", "--start", "fresh", "--routing-replay")
+    assert result.returncode == 2 and "needs a sparse-MoE base; 'tiny' is dense" in result.stderr
     result = molt("rl", "--env", "chess", "--start", "fresh")
     assert result.returncode == 2 and "unknown environment 'chess'" in result.stderr

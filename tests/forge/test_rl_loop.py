@@ -39,22 +39,29 @@ class GoodWords(Env):
         return StepResult(sum(t in GOOD for t in action) / len(action), True)
 
 
+class EvenTokens(GoodWords):
+    """Reward: the share of even token ids (varies within a group even for an untrained model)."""
+
+    def step(self, action: list[int]) -> StepResult:
+        return StepResult(sum(t % 2 == 0 for t in action) / len(action), True)
+
+
 class Prompt(EnvGroupBuilder):
-    def __init__(self, prompt: list[int]):
-        self.prompt = prompt
+    def __init__(self, prompt: list[int], env: type[Env] = GoodWords):
+        self.prompt, self.env = prompt, env
 
     @property
     def key(self) -> str:
         return str(self.prompt)
 
     def make_envs(self, n: int) -> list[Env]:
-        return [GoodWords(self.prompt) for _ in range(n)]
+        return [self.env(self.prompt) for _ in range(n)]
 
 
 class Prompts(RLDataset):
-    def __init__(self, count: int, seed: int):
+    def __init__(self, count: int, seed: int, env: type[Env] = GoodWords):
         rng = random.Random(seed)
-        self.problems = [Prompt([rng.randrange(100, 5000) for _ in range(6)]) for _ in range(count)]
+        self.problems = [Prompt([rng.randrange(100, 5000) for _ in range(6)], env) for _ in range(count)]
 
     def batches(self, batch_size: int, seed: int = 0) -> Iterator[list[EnvGroupBuilder]]:
         order = list(self.problems)
@@ -114,3 +121,17 @@ def test_a_resumed_run_sees_the_same_batches(engine_url, tmp_path):
     assert progress["step"] == 2
     run_rl(make_run(engine_url, parts, steps=4), resume=True)
     assert problems(parts) == problems(whole)
+
+
+def test_routing_replay_on_a_moe_base_keeps_the_learner_on_the_sampler(tmp_path):
+    """tiny:qwen3_moe with R3: every datum carries the engine's routing, all of it is replayed,
+    and the learner's logprobs of the sampled tokens are the sampler's (KL ~ 0)."""
+    base = "tiny:qwen3_moe"
+    with ServerThread(create_app(EngineConfig(model=base, dtype="float32", max_model_len=128, max_prefill_chunk=128), load_model(base))) as url:
+        config = RLConfig(adapter="words", steps=2, batch=2, group_size=8, lr=1e-2, max_tokens=8, eval_every=2, checkpoint_every=2, seed=1, routing_replay=True)
+        training = ServiceClient().create_lora_training_client(base, rank=8, seed=0)
+        run_rl(Run(config, Prompts(8, seed=0, env=EvenTokens), Prompts(2, seed=9).problems, training, EngineSampler(url + "/v1", routing=True), tmp_path))
+    history = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    trained = [m for m in history if m["groups_kept"]]
+    assert trained and all(m["routing_unreplayed:frac"] == 0 for m in trained)
+    assert abs(trained[0]["sampler_learner_kl"]) < 1e-4  # the first step samples the policy it trains

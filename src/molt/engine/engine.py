@@ -82,6 +82,8 @@ class LLMEngine:
         vocab = self.model.shape.vocab_size
         if any(not 0 <= t < vocab for t in prompt_ids):
             raise RequestError(f"prompt token ids must be in [0, {vocab})")
+        if params.return_routed_experts and not self.model.moe_layers:
+            raise RequestError("return_routed_experts needs a sparse-MoE base; this model has no MoE layers")
         serving = self.adapters.get(adapter) if adapter else None
         sequences = [
             Sequence(request_id, i, list(prompt_ids), params, serving, make_generator(params, i))
@@ -133,7 +135,7 @@ class LLMEngine:
             seq.status, seq.slot = Status.PREFILLING, len(self.decoding) + len(self.prefilling)
             if seq.params.prompt_logprobs:
                 seq.prompt_logprobs = [None]
-            elif self.config.prefix_cache_mb:
+            elif self.config.prefix_cache_mb and not seq.params.return_routed_experts:  # cached K/V carry no routing
                 seq.num_cached = seq.num_computed = self.prefix.load(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
             self.prefilling.append(seq)
 
@@ -153,10 +155,12 @@ class LLMEngine:
         want_all = rows[0].params.prompt_logprobs
         width = max(len(c) for c in chunks)
         tokens = torch.tensor([c + [0] * (width - len(c)) for c in chunks])  # right-padded; padding is never attended
+        routes = self._routes_wanted(rows)
         logits = self.model.forward(
             tokens, [s.num_computed for s in rows], rows[0].slot, self.cache, [s.adapter for s in rows],
-            all_logits=want_all, last_B=[len(c) - 1 for c in chunks],
+            all_logits=want_all, last_B=[len(c) - 1 for c in chunks], routes=routes,
         )  # (B, T or 1, V)
+        self._record_routes(rows, routes, [len(c) for c in chunks])
         for seq, chunk in zip(rows, chunks):
             start, seq.num_computed = seq.num_computed, seq.num_computed + len(chunk)
             if want_all:
@@ -183,12 +187,28 @@ class LLMEngine:
             return
         tokens = torch.tensor([[s.output_ids[-1]] for s in rows])
         starts = [s.num_computed for s in rows]
-        logits = self.model.forward(tokens, starts, 0, self.cache, [s.adapter for s in rows])[:, -1]
+        routes = self._routes_wanted(rows)
+        logits = self.model.forward(tokens, starts, 0, self.cache, [s.adapter for s in rows], routes=routes)[:, -1]
+        self._record_routes(rows, routes, [1] * len(rows))
         for seq in rows:
             seq.num_computed += 1
         new_tokens, logprobs = sample(logits, [s.params for s in rows], [s.generator for s in rows])
         for seq, token, logprob in zip(rows, new_tokens, logprobs):
             self._append(seq, token, logprob)
+
+    @staticmethod
+    def _routes_wanted(rows: list[Sequence]) -> list | None:
+        return [] if any(s.params.return_routed_experts for s in rows) else None
+
+    @staticmethod
+    def _record_routes(rows: list[Sequence], routes: list | None, lengths: list[int]) -> None:
+        """Keep the routing of each real (unpadded) token fed for the rows that asked."""
+        if routes is None:
+            return
+        ids, weights = torch.stack([r[0] for r in routes], 2), torch.stack([r[1] for r in routes], 2)  # (B, T, layers, k)
+        for b, (seq, n) in enumerate(zip(rows, lengths)):
+            if seq.params.return_routed_experts:
+                seq.routes.append((ids[b, :n].to(torch.int16), weights[b, :n].float()))
 
     def _append(self, seq: Sequence, token: int, logprob: float | None) -> None:
         seq.output_ids.append(token)
@@ -219,12 +239,19 @@ class LLMEngine:
             num_output_tokens=len(seq.output_ids),
             num_cached_tokens=seq.num_cached,
             prompt_logprobs=seq.prompt_logprobs if seq.emitted_tokens == 0 else None,
+            **(self._routing(seq) if finished and seq.params.return_routed_experts else {}),
         )
         seq.emitted_tokens = len(seq.output_ids)
         seq.emitted_text += text
         if finished:
             self._release(seq)
         return output
+
+    @staticmethod
+    def _routing(seq: Sequence) -> dict[str, torch.Tensor]:
+        if not seq.routes:  # aborted before its first forward
+            return {}
+        return {"routed_experts": torch.cat([r[0] for r in seq.routes]), "routed_weights": torch.cat([r[1] for r in seq.routes])}
 
     def _release(self, seq: Sequence) -> None:
         """Keep the finished sequence's blocks for prefix reuse and compact the slots."""

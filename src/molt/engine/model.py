@@ -13,6 +13,10 @@ Key choices, all measured on 2 CPU cores:
   scaled_dot_product_attention runs on (B, Hkv, G, D) queries: several times faster on CPU than
   its ``enable_gqa`` path.
 
+Sparse-MoE layers (``qwen3_moe``) run through the loaded block's own router and experts (no
+LoRA on them); a forward can record each token's chosen experts and gate weights for RL's routing
+replay (``routes``).
+
 Shapes: B rows, T new tokens per row (B == 1 for a prefill chunk, T == 1 for a decode step),
 Hq query heads, Hkv key/value heads, G = Hq / Hkv, D head dim, L attended length.
 """
@@ -29,6 +33,15 @@ from molt.lora.layers import Layout, LoraBatch, ServingAdapter, add_lora, plan_b
 from molt.models import LoadedModel
 
 FUSED = {"qkv": ("q_proj", "k_proj", "v_proj"), "o": ("o_proj",), "gate_up": ("gate_proj", "up_proj"), "down": ("down_proj",)}
+MLP = ("gate_up", "down")
+
+
+def is_moe(layer: torch.nn.Module) -> bool:
+    return hasattr(layer.mlp, "experts")
+
+
+Routes = list[tuple[torch.Tensor, torch.Tensor]]
+"""Per MoE layer, in order: (expert ids, gate weights), each (B, T, top_k) in slot order."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,7 @@ class EngineModel:
         inner = self.model.model
         self.embed, self.layers, self.norm, self.rotary = inner.embed_tokens, inner.layers, inner.norm, inner.rotary_emb
         self.qk_norm = hasattr(self.layers[0].self_attn, "q_norm")
+        self.moe_layers = [i for i, layer in enumerate(self.layers) if is_moe(layer)]
         self.layout = self._layout()
         self.weights = [self._fuse(i, layer, packed) for i, layer in enumerate(self.layers)]
         self.lm_head = pack(self.model.lm_head.weight.data, packed)
@@ -66,6 +80,8 @@ class EngineModel:
         hand their weights over, so nothing is stored twice."""
         fused = {}
         for key, names in FUSED.items():
+            if key in MLP and is_moe(layer):
+                continue
             modules = [getattr(layer.self_attn if name in FUSED["qkv"] + FUSED["o"] else layer.mlp, name) for name in names]
             fused[f"model.layers.{index}.{key}"] = pack(torch.cat([m.weight.data for m in modules]), packed)
             for module in modules:
@@ -77,6 +93,8 @@ class EngineModel:
         layout: Layout = {}
         for i, layer in enumerate(self.layers):
             for key, names in FUSED.items():
+                if key in MLP and is_moe(layer):
+                    continue
                 parts, row = [], 0
                 for name in names:
                     prefix = "self_attn" if name in FUSED["qkv"] + FUSED["o"] else "mlp"
@@ -101,12 +119,14 @@ class EngineModel:
         adapters_B: list[ServingAdapter | None],
         all_logits: bool = False,
         last_B: list[int] | None = None,
+        routes: Routes | None = None,
     ) -> torch.Tensor:
         """Logits (float32) for the last token of each row, or for every token with ``all_logits``:
         (B, 1 or T, vocab). Rows live in cache slots slot0..slot0+B-1; row b's new tokens sit at
         positions starts_B[b]...; their K/V are written to the cache. Rows of a prefill may be
         right-padded: ``last_B`` gives each row's last real token (default: the last column);
-        padded positions get K/V that no real token attends to and that later tokens overwrite."""
+        padded positions get K/V that no real token attends to and that later tokens overwrite.
+        A ``routes`` list receives every MoE layer's routing of the new tokens."""
         B, T = tokens_BT.shape
         s = self.shape
         q_size, kv_size = s.num_heads * s.head_dim, s.num_kv_heads * s.head_dim
@@ -137,6 +157,9 @@ class EngineModel:
                 o = o.view(B, T, -1)[permutation].view(B * T, -1)
             x = x + self._project(o, w, prefix + "o", batch)
             h = layer.post_attention_layernorm(x)
+            if is_moe(layer):
+                x = x + self._moe(layer.mlp, h, routes, inverse, (B, T))
+                continue
             gate, up = self._project(h, w, prefix + "gate_up", batch).chunk(2, dim=-1)
             x = x + self._project(F.silu(gate) * up, w, prefix + "down", batch)
         x = x.view(B, T, -1)
@@ -148,6 +171,15 @@ class EngineModel:
         head = plan_batch(adapters_B, rows) if rows != T else batch
         logits = self._project(x.reshape(B * rows, -1), {"lm_head": self.lm_head}, "lm_head", head).view(B, rows, -1)
         return (logits if inverse is None else logits[inverse]).float()
+
+    @staticmethod
+    def _moe(block: torch.nn.Module, h: torch.Tensor, routes: Routes | None, inverse: torch.Tensor | None, shape: tuple[int, int]) -> torch.Tensor:
+        """The block's router picks each token's experts and gate weights; its experts run them."""
+        _, weights, experts = block.gate(h)  # (B * T, top_k), rows in segment order
+        if routes is not None:
+            ids, gates = experts.view(*shape, -1), weights.view(*shape, -1)
+            routes.append((ids, gates) if inverse is None else (ids[inverse], gates[inverse]))
+        return block.experts(h, experts, weights)
 
     @staticmethod
     def _project(x: torch.Tensor, weights: dict[str, torch.Tensor], key: str, batch: LoraBatch) -> torch.Tensor:

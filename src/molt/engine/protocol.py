@@ -59,6 +59,10 @@ class CompletionRequest(SamplingFields):
     prompt: str | list[int] | list[str] | list[list[int]]
     logprobs: int | None = Field(None, ge=0, le=1)
     echo: Literal[False] = False
+    return_routed_experts: bool = False
+    """Sparse-MoE bases: add ``routed_experts`` (vLLM's name; (prompt + completion − 1, MoE layers,
+    top_k) expert ids) and ``routed_expert_weights`` (their gate weights) to each finished choice,
+    for RL's rollout routing replay. Such a request does not reuse prefix-cached K/V."""
 
 
 class ErrorBody(BaseModel):

@@ -35,6 +35,11 @@ class SequenceOutput:
     """Prompt tokens whose K/V came from the prefix cache."""
     prompt_logprobs: list[float | None] | None = None
     """On the first event, when asked for: logprob of each prompt token (None for the first)."""
+    routed_experts: torch.Tensor | None = None
+    """On the final event, when asked for: (positions, MoE layers, top_k) expert ids, one row per
+    token fed to the model (the prompt and every sampled token but the last), as vLLM returns them."""
+    routed_weights: torch.Tensor | None = None
+    """The gate weight of each of those experts, same shape."""
 
 
 @dataclass(eq=False)
@@ -53,6 +58,8 @@ class Sequence:
     output_ids: list[int] = field(default_factory=list)
     output_logprobs: list[float | None] = field(default_factory=list)
     prompt_logprobs: list[float | None] | None = None
+    routes: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
+    """When routing is recorded: per forward, (ids, weights) of the tokens it fed, (T, layers, top_k)."""
     emitted_text: str = ""
     emitted_tokens: int = 0
     finish_reason: str | None = None

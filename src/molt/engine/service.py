@@ -94,6 +94,7 @@ class EngineService:
             logprobs=logprobs,
             prompt_logprobs=body.prompt_logprobs is not None,
             ignore_eos=body.ignore_eos,
+            return_routed_experts=getattr(body, "return_routed_experts", False),
         )
 
     def chat_prompt(self, body: ChatCompletionRequest) -> tuple[list[int], list[dict] | None]:
@@ -322,6 +323,7 @@ class CompletionRun:
         self.text = {i: "" for i in range(count)}
         self.reasons: dict[int, str | None] = {}
         self.prompt_logprobs: dict[int, list | None] = {}
+        self.routes: dict[int, SequenceOutput] = {}
 
     def add(self, index: int, out: SequenceOutput) -> None:
         self.tokens[index] += out.token_ids
@@ -329,6 +331,8 @@ class CompletionRun:
         self.text[index] += out.text
         if out.prompt_logprobs is not None:
             self.prompt_logprobs[index] = out.prompt_logprobs
+        if out.routed_experts is not None:
+            self.routes[index] = out
         if out.finished:
             self.reasons[index] = out.finish_reason
 
@@ -346,6 +350,9 @@ class CompletionRun:
         if self.body.return_token_ids:
             choice["token_ids"] = tokens
             choice["prompt_token_ids"] = self.prompts[index // self.body.n]
+        if index in self.routes:
+            choice["routed_experts"] = self.routes[index].routed_experts.tolist()
+            choice["routed_expert_weights"] = self.routes[index].routed_weights.tolist()
         return choice
 
     def usage(self) -> dict:

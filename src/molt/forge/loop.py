@@ -50,6 +50,8 @@ class RLConfig:
     eval_every: int = 5
     checkpoint_every: int = 5
     seed: int = 0
+    routing_replay: bool = False
+    """Sparse-MoE bases: the engine records each token's experts, the learner replays them (R3)."""
     tokens_per_call: int = 2048
     """Datums per ``forward_backward`` call are cut to about this many tokens (gradients add up
     across calls until ``optim_step``), which bounds the learner's activation memory."""
@@ -78,7 +80,7 @@ def rollout(builder: EnvGroupBuilder, run: Run, n: int, temperature: float, seed
     for env, observation, sample in zip(envs, observations, samples):
         transitions, reward, metrics = [], 0.0, {}
         while True:
-            transitions.append(Transition(observation, sample.tokens, sample.logprobs))
+            transitions.append(Transition(observation, sample.tokens, sample.logprobs, routing=sample.routing))
             result = env.step(sample.tokens)
             reward, metrics = reward + result.reward, result.metrics
             if result.done or result.next_observation is None:

@@ -1,7 +1,8 @@
 """Sampling through an OpenAI-compatible server: molt's engine, or vLLM with runtime LoRA updates.
 
 RL needs the exact tokens and the sampler's logprob of each: ``/v1/completions`` with a token-id
-prompt, ``logprobs: 1`` and vLLM's ``return_token_ids``. A new revision is hot-loaded under the
+prompt, ``logprobs: 1`` and vLLM's ``return_token_ids``; on a sparse-MoE base also the routing of
+every token (``return_routed_experts``) for the learner to replay. A new revision is hot-loaded under the
 same adapter name (vLLM's ``/v1/load_lora_adapter``), so the next step samples from it.
 """
 
@@ -16,6 +17,8 @@ class Sample:
     tokens: list[int]
     logprobs: list[float]
     finish_reason: str
+    routing: tuple[list, list | None] | None = None
+    """(routed_experts, routed_expert_weights) of prompt + tokens − 1 positions, when asked for."""
 
 
 class SamplerError(RuntimeError):
@@ -23,17 +26,27 @@ class SamplerError(RuntimeError):
 
 
 class EngineSampler:
-    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 600):
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 600, routing: bool = False):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, headers=headers)
+        self.routing = routing
 
     def sample(self, model: str, prompt: list[int], n: int, max_tokens: int, temperature: float, stop_token_ids: list[int], seed: int | None = None) -> list[Sample]:
         body = {
             "model": model, "prompt": prompt, "n": n, "max_tokens": max_tokens, "temperature": temperature,
             "logprobs": 1, "return_token_ids": True, "stop_token_ids": stop_token_ids, "seed": seed,
         }  # fmt: skip
+        if self.routing:
+            body["return_routed_experts"] = True
         choices = sorted(self._post("/completions", body)["choices"], key=lambda c: c["index"])
-        return [Sample(c["token_ids"], c["logprobs"]["token_logprobs"], c["finish_reason"]) for c in choices]
+        return [Sample(c["token_ids"], c["logprobs"]["token_logprobs"], c["finish_reason"], self._routing(c)) for c in choices]
+
+    def _routing(self, choice: dict) -> tuple[list, list | None] | None:
+        if not self.routing:
+            return None
+        if "routed_experts" not in choice:
+            raise SamplerError("routing replay is on, but the server returned no routed_experts (is the base a sparse MoE?)")
+        return choice["routed_experts"], choice.get("routed_expert_weights")
 
     def load_adapter(self, name: str, path: Path) -> None:
         """Serve the revision at ``path`` as ``name`` (replacing the one served before)."""

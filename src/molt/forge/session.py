@@ -41,6 +41,6 @@ def rl_run(
         if engine_url is None:
             engine = EngineConfig(model=base, dtype=dtype, max_num_seqs=max(16, config.batch * config.group_size))
             engine_url = stack.enter_context(ServerThread(create_app(engine, load_model(base)))) + "/v1"
-        sampler = EngineSampler(engine_url)
+        sampler = EngineSampler(engine_url, routing=config.routing_replay)
         stack.callback(sampler.close)
         yield Run(config, train, heldout, training, sampler, folder)

@@ -8,11 +8,14 @@ one Datum; a turn whose context was rewritten (a summary, a trimmed view) starts
 
 In a Datum, position i of ``model_input`` predicts token i+1; the prompt and environment tokens
 carry advantage 0 and sampler logprob 0, the action tokens their trajectory's advantage and the
-sampler's logprobs — the inputs of MinT's RL losses.
+sampler's logprobs — the inputs of MinT's RL losses. On a sparse-MoE base each turn also carries
+the sampler's routing of its whole context (``molt.mint.routing``); the last turn of a run covers
+every position of its Datum.
 """
 
 from dataclasses import dataclass, field
 
+from molt.mint.routing import EXPERTS, WEIGHTS
 from molt.mint.types import Datum, ModelInput
 
 
@@ -25,6 +28,8 @@ class Transition:
     logprobs: list[float]
     """The sampler's logprob of each action token."""
     reward: float = 0.0
+    routing: tuple[list, list | None] | None = None
+    """The sampler's (routed_experts, routed_expert_weights) for observation + action − 1 positions."""
 
     def __post_init__(self):
         if len(self.action) != len(self.logprobs):
@@ -50,12 +55,18 @@ class _Sequence:
     tokens: list[int]
     logprobs: list[float]
     advantages: list[float]
+    routing: tuple[list, list | None] | None = None
 
     def datum(self) -> Datum:
-        return Datum(
-            model_input=ModelInput.from_ints(self.tokens[:-1]),
-            loss_fn_inputs={"target_tokens": self.tokens[1:], "logprobs": self.logprobs[1:], "advantages": self.advantages[1:]},
-        )
+        inputs = {"target_tokens": self.tokens[1:], "logprobs": self.logprobs[1:], "advantages": self.advantages[1:]}
+        if self.routing is not None:
+            experts, weights = self.routing
+            if len(experts) != len(self.tokens) - 1:
+                raise ValueError(f"the routing covers {len(experts)} positions; the Datum has {len(self.tokens) - 1}")
+            inputs[EXPERTS] = experts
+            if weights is not None:
+                inputs[WEIGHTS] = weights
+        return Datum(model_input=ModelInput.from_ints(self.tokens[:-1]), loss_fn_inputs=inputs)
 
 
 def trajectory_datums(trajectory: Trajectory, advantage: float) -> list[Datum]:
@@ -71,4 +82,5 @@ def trajectory_datums(trajectory: Trajectory, advantage: float) -> list[Datum]:
         current.tokens += appended + turn.action
         current.logprobs += [0.0] * len(appended) + turn.logprobs
         current.advantages += [0.0] * len(appended) + [advantage] * len(turn.action)
+        current.routing = turn.routing
     return [s.datum() for s in sequences]

@@ -19,6 +19,9 @@ both on the ratio r = p/q taken as a constant (no gradient flows through the cor
     icepop_beta  (every RL loss) IcePop masking: tokens with r outside [1/β, β] get no loss at
                  all; 0 = off
 
+Routing replay (sparse-MoE bases, ``molt.mint.routing``) adds ``replayable`` to the inputs: 0 at
+positions whose recorded routing could not be replayed; every loss gives those tokens no weight.
+
 ``mismatch_metrics`` reports the share of tokens each option touched, over the tokens that carry
 an advantage (prompt positions, whose advantage and sampler logprob are 0, are not counted).
 """
@@ -34,21 +37,30 @@ class LossInputError(ValueError):
     """A loss was asked for with missing inputs, mismatched shapes or an unknown config key."""
 
 
+def _replayed(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    return inputs.get("replayable", torch.ones_like(logprobs))
+
+
 def cross_entropy(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
-    return -(logprobs * inputs["weights"]).sum()
+    return -(logprobs * inputs["weights"] * _replayed(logprobs, inputs)).sum()
 
 
 def _ratio(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
     return torch.exp(logprobs - inputs["logprobs"])
 
 
-def _trusted(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
+def _in_band(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
     """IcePop: 1 where the sampler/learner ratio lies in [1/β, β] (or the option is off), else 0."""
     beta = config.get("icepop_beta", 0.0)
     if not beta:
         return torch.ones_like(logprobs)
     ratio = _ratio(logprobs.detach(), inputs)
     return ((ratio >= 1 / beta) & (ratio <= beta)).to(logprobs.dtype)
+
+
+def _trusted(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
+    """The tokens an RL loss weighs: inside IcePop's band and replayable."""
+    return _in_band(logprobs, inputs, config) * _replayed(logprobs, inputs)
 
 
 def importance_sampling(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[str, float]) -> torch.Tensor:
@@ -75,15 +87,18 @@ def dro(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[st
 
 
 def mismatch_metrics(logprobs: list[torch.Tensor], inputs: list[dict[str, torch.Tensor]], config: dict[str, float]) -> dict[str, float]:
-    """Shares of the tokens with an advantage that IcePop masked and TIS truncated (when on)."""
+    """Shares of the tokens with an advantage (or weight) that IcePop masked, TIS truncated and
+    routing replay could not replay (when on)."""
     metrics: dict[str, float] = {}
+    acting = [d["advantages"] != 0 if "advantages" in d else d["weights"] != 0 for d in inputs]
+    count = max(1, sum(int(a.sum()) for a in acting))
+    if all("replayable" in d for d in inputs):
+        metrics["routing_unreplayed:frac"] = sum(int(((d["replayable"] == 0) & a).sum()) for d, a in zip(inputs, acting)) / count
     if not (config.get("icepop_beta") or config.get("tis_cap")):
         return metrics
-    acting = [d["advantages"] != 0 for d in inputs]
-    count = max(1, sum(int(a.sum()) for a in acting))
     ratios = [_ratio(lp.detach(), d) for lp, d in zip(logprobs, inputs)]
     if config.get("icepop_beta"):
-        masked = sum(int(((_trusted(lp, d, config) == 0) & a).sum()) for lp, d, a in zip(logprobs, inputs, acting))
+        masked = sum(int(((_in_band(lp, d, config) == 0) & a).sum()) for lp, d, a in zip(logprobs, inputs, acting))
         metrics["icepop_masked:frac"] = masked / count
     if config.get("tis_cap"):
         metrics["tis_truncated:frac"] = sum(int(((r > config["tis_cap"]) & a).sum()) for r, a in zip(ratios, acting)) / count

@@ -9,7 +9,11 @@ from molt.models.errors import UnsupportedArchitectureError
 SUPPORTED: dict[str, str] = {
     "llama": "LlamaForCausalLM",
     "qwen3": "Qwen3ForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM",
 }
+SPARSE_MOE = ("qwen3_moe",)
+"""Sparse-MoE architectures (``qwen3_moe``): LoRA trains attention and the unembedding; the experts and their
+router stay frozen, and RL can replay the routing the engine recorded (``molt.mint.routing``)."""
 
 
 def check_model_type(model_type: str | None, where: str) -> str:

@@ -17,7 +17,7 @@ from safetensors import safe_open
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
 from molt.jsonfile import read_json_object
-from molt.models.architectures import check_model_type
+from molt.models.architectures import SPARSE_MOE, check_model_type
 from molt.models.embedded import embedded_gguf_path
 from molt.models.errors import CorruptModelError, ModelNotFoundError
 from molt.models.gguf import converted_dir, tokenizer_dir
@@ -120,6 +120,14 @@ def load_hf_folder(path: Path, dtype: torch.dtype) -> tuple[PreTrainedModel, Pre
             f"{path}: no usable tokenizer (expected tokenizer.json and tokenizer_config.json): {e}"
         ) from e
     return model.eval(), tokenizer
+
+
+def is_sparse_moe(source: str) -> bool:
+    """Whether a base source names a sparse-MoE architecture (GGUF sources are dense: molt converts
+    only dense ones)."""
+    spec = resolve_source(source)
+    model_type = spec.model_type if spec.kind == "tiny" else read_config(spec.path).get("model_type") if spec.kind == "hf" else None
+    return model_type in SPARSE_MOE
 
 
 def read_config(path: Path) -> dict:

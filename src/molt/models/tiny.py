@@ -5,7 +5,7 @@ global RNG state. Built in a fraction of a second once the embedded tokenizer is
 """
 
 import torch
-from transformers import AutoModelForCausalLM, LlamaConfig, PretrainedConfig, PreTrainedTokenizerBase, Qwen3Config
+from transformers import AutoModelForCausalLM, LlamaConfig, PretrainedConfig, PreTrainedTokenizerBase, Qwen3Config, Qwen3MoeConfig
 
 TINY_SHAPE = dict(
     hidden_size=64,
@@ -17,7 +17,9 @@ TINY_SHAPE = dict(
     max_position_embeddings=4096,
     tie_word_embeddings=True,
 )
-CONFIGS: dict[str, type[PretrainedConfig]] = {"llama": LlamaConfig, "qwen3": Qwen3Config}
+CONFIGS: dict[str, type[PretrainedConfig]] = {"llama": LlamaConfig, "qwen3": Qwen3Config, "qwen3_moe": Qwen3MoeConfig}
+MOE_SHAPE = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=64, norm_topk_prob=True)
+"""Sparse MoE: every layer routes each token to 2 of 4 experts (the R3 routing-replay tests)."""
 
 
 def tiny_config(model_type: str, tokenizer: PreTrainedTokenizerBase) -> PretrainedConfig:
@@ -27,6 +29,7 @@ def tiny_config(model_type: str, tokenizer: PreTrainedTokenizerBase) -> Pretrain
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         **TINY_SHAPE,
+        **(MOE_SHAPE if model_type == "qwen3_moe" else {}),
     )
 
 
