@@ -485,6 +485,35 @@ def bench_train(
         print_json(result)
 
 
+@bench_app.command("rl")
+def bench_rl(
+    model: Source = "embedded",
+    env: Annotated[str, typer.Option(help="Single-turn environment: tool_calls, unit_tests or surfaces.")] = "tool_calls",
+    steps: Annotated[int, typer.Option(min=1, help="Timed optimizer steps (after --warmup-steps untimed ones).")] = 3,
+    warmup_steps: Annotated[int, typer.Option(min=0, help="Steps run before the clock starts, on both sides.")] = 1,
+    batch: Annotated[int, typer.Option(min=1, help="Problems per step.")] = 4,
+    group_size: Annotated[int, typer.Option(min=2, help="Completions per problem.")] = 4,
+    rank: Annotated[int, typer.Option(min=1, help="LoRA rank on every attention and MLP projection.")] = 16,
+    lr: Annotated[float, typer.Option(help="Constant Adam learning rate.")] = 1e-4,
+    dtype: Annotated[str, typer.Option(help="auto (bf16 where native), float32 or bfloat16, for both sides.")] = "auto",
+    seed: Annotated[int, typer.Option(help="Seed of the problems and the sampling.")] = 0,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """One GRPO workload (problems, group size, batch, LoRA rank, steps) run by molt (engine +
+    MinT) and by TRL GRPOTrainer + PEFT, each in its own process: seconds per step, rollout and
+    training tokens/s, reward, peak memory, and the ratios."""
+    from molt.bench.report import print_json
+    from molt.bench.rl import RLBenchConfig, run
+
+    config = RLBenchConfig(model, env, steps, warmup_steps, batch, group_size, rank, lr, 1.0, dtype, seed)
+    try:
+        result = run(config, err if json_output else console)
+    except (ValueError, RuntimeError) as e:
+        fail(e)
+    if json_output:
+        print_json(result)
+
+
 @app.command("rl")
 def rl(
     env: Annotated[str, typer.Option(help="Environment: tool_calls (agent), order_refund (agent, multi-turn), unit_tests (coding) or surfaces (genui).")] = "tool_calls",
@@ -511,7 +540,7 @@ def rl(
     mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
     start: Annotated[str, typer.Option(help="Where the policy starts: 'specialist' (the served specialist's revision, from the registry's production pair), 'fresh' (a new LoRA on the base) or a molt:// revision path.")] = "specialist",
     hcp: Annotated[Optional[Path], typer.Option(help="HCP whose prompts (and, with --start specialist, whose revision) the run uses; default: production's.")] = None,
-    routing_replay: Annotated[Optional[bool], typer.Option("--routing-replay/--no-routing-replay", help="R3 for sparse-MoE bases: the engine records each token's experts and the learner replays them; default: on for MoE bases.")] = None,
+    routing_replay: Annotated[Optional[bool], typer.Option("--routing-replay/--no-routing-replay", help="R3: the engine records each token's routing (MoE experts, sparse-attention positions) and the learner replays it; default: on for bases that route.")] = None,
 ) -> None:
     """RL for one specialist (GRPO-style): sample groups through the engine, reward them in the
     environment, train through MinT, hot-load each revision. Writes metrics.jsonl, curves.png and
@@ -547,18 +576,18 @@ def rl(
         except (AdapterError, CheckpointError) as e:
             fail(e)
 
-    from molt.models.loader import is_sparse_moe
+    from molt.models.loader import has_routing
 
     try:
-        moe = is_sparse_moe(model)
+        routed = has_routing(model)
     except ModelLoadError as e:
         fail(e)
-    if routing_replay and not moe:
-        fail(f"--routing-replay needs a sparse-MoE base; {model!r} is dense")
+    if routing_replay and not routed:
+        fail(f"--routing-replay needs a sparse-MoE or sparse-attention base; {model!r} routes nothing")
     config = RLConfig(
         adapter=adapter, steps=steps, batch=batch, group_size=group_size, lr=lr, loss=loss, loss_config=loss_config, normalize=normalize,
         temperature=temperature, max_tokens=ENVS[env].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
-        routing_replay=moe if routing_replay is None else routing_replay,
+        routing_replay=routed if routing_replay is None else routing_replay,
     )  # fmt: skip
     with _rl_progress(steps) as on_step, rl_run(config, env, contract, model, rank, train_size, heldout_size, engine_url, mint_url, folder=out, start=start_path) as run:
         run.on_step = on_step

@@ -180,4 +180,4 @@ def test_health_and_metrics(server):
 
 def test_routed_experts_need_a_moe_base(server):
     reply = httpx.post(server[0] + "/v1/completions", json={"model": "tiny", "prompt": [1, 2, 3], "max_tokens": 2, "return_routed_experts": True})
-    assert reply.status_code == 400 and "no MoE layers" in reply.json()["error"]["message"]
+    assert reply.status_code == 400 and "no MoE or sparse-attention layers" in reply.json()["error"]["message"]

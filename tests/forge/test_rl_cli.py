@@ -23,6 +23,6 @@ def test_bad_starting_points_and_losses_are_one_clear_line(tmp_path):
     result = molt("rl", "--model", "tiny", "--start", "fresh", "--loss", "ppo", "--tis-cap", "2")
     assert result.returncode == 2 and "has no config tis_cap" in result.stderr
     result = molt("rl", "--model", "tiny", "--start", "fresh", "--routing-replay")
-    assert result.returncode == 2 and "needs a sparse-MoE base; 'tiny' is dense" in result.stderr
+    assert result.returncode == 2 and "needs a sparse-MoE or sparse-attention base; 'tiny' routes nothing" in result.stderr
     result = molt("rl", "--env", "chess", "--start", "fresh")
     assert result.returncode == 2 and "unknown environment 'chess'" in result.stderr

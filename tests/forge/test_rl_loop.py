@@ -123,10 +123,11 @@ def test_a_resumed_run_sees_the_same_batches(engine_url, tmp_path):
     assert problems(parts) == problems(whole)
 
 
-def test_routing_replay_on_a_moe_base_keeps_the_learner_on_the_sampler(tmp_path):
-    """tiny:qwen3_moe with R3: every datum carries the engine's routing, all of it is replayed,
-    and the learner's logprobs of the sampled tokens are the sampler's (KL ~ 0)."""
-    base = "tiny:qwen3_moe"
+@pytest.mark.parametrize("base", ["tiny:qwen3_moe", "tiny:qwen3_dsa"])
+def test_routing_replay_keeps_the_learner_on_the_sampler(tmp_path, base):
+    """A sparse-MoE and a sparse-attention base with R3: every datum carries the engine's routing
+    (through HTTP), all of it is replayed, and the learner's logprobs of the sampled tokens are
+    the sampler's (KL ~ 0)."""
     with ServerThread(create_app(EngineConfig(model=base, dtype="float32", max_model_len=128, max_prefill_chunk=128), load_model(base))) as url:
         config = RLConfig(adapter="words", steps=2, batch=2, group_size=8, lr=1e-2, max_tokens=8, eval_every=2, checkpoint_every=2, seed=1, routing_replay=True)
         training = ServiceClient().create_lora_training_client(base, rank=8, seed=0)

@@ -57,12 +57,12 @@ def test_a_rewritten_context_starts_a_new_datum():
 def test_a_datum_carries_the_routing_of_its_last_turn():
     """MoE bases: each turn's sample routes its whole context; the last turn of a run covers every
     position of the Datum (one row per model_input position: layers × top_k ids and gates)."""
-    route = lambda n: ([[[i % 4, (i + 1) % 4]] for i in range(n)], [[[0.6, 0.4]] for _ in range(n)])
+    route = lambda n: {"routed_experts": [[[i % 4, (i + 1) % 4]] for i in range(n)], "routed_expert_weights": [[[0.6, 0.4]] for _ in range(n)]}
     first = Transition([1, 2, 3], [4, 5], [-0.1, -0.2], routing=route(4))
     extends = Transition([1, 2, 3, 4, 5, 6], [7], [-0.3], routing=route(6))
     [datum] = trajectory_datums(Trajectory([first, extends]), advantage=1.0)
     assert datum.loss_fn_inputs["routed_experts"].to_torch().shape == (6, 1, 2)
-    assert datum.loss_fn_inputs["routed_experts"].tolist() == route(6)[0]
+    assert datum.loss_fn_inputs["routed_experts"].tolist() == route(6)["routed_experts"]
     assert datum.loss_fn_inputs["routed_expert_weights"].to_torch().flatten().tolist() == pytest.approx([0.6, 0.4] * 6)
     short = Transition([1, 2, 3], [4, 5], [-0.1, -0.2], routing=route(3))
     with pytest.raises(ValueError, match="covers 3 positions; the Datum has 4"):

@@ -24,7 +24,7 @@ import torch
 
 from molt.engine.adapters import AdapterManager
 from molt.engine.config import EngineConfig
-from molt.engine.model import EngineModel
+from molt.engine.model import EngineModel, Routing
 from molt.engine.prefix_cache import PrefixCache
 from molt.engine.sampler import SamplingParams, make_generator, sample
 from molt.engine.sequence import Sequence, SequenceOutput, Status
@@ -82,8 +82,8 @@ class LLMEngine:
         vocab = self.model.shape.vocab_size
         if any(not 0 <= t < vocab for t in prompt_ids):
             raise RequestError(f"prompt token ids must be in [0, {vocab})")
-        if params.return_routed_experts and not self.model.moe_layers:
-            raise RequestError("return_routed_experts needs a sparse-MoE base; this model has no MoE layers")
+        if params.return_routing and not (self.model.moe_layers or self.model.sparse_layers):
+            raise RequestError("return_routed_experts needs a base with routing to record; this model has no MoE or sparse-attention layers")
         serving = self.adapters.get(adapter) if adapter else None
         sequences = [
             Sequence(request_id, i, list(prompt_ids), params, serving, make_generator(params, i))
@@ -135,7 +135,7 @@ class LLMEngine:
             seq.status, seq.slot = Status.PREFILLING, len(self.decoding) + len(self.prefilling)
             if seq.params.prompt_logprobs:
                 seq.prompt_logprobs = [None]
-            elif self.config.prefix_cache_mb and not seq.params.return_routed_experts:  # cached K/V carry no routing
+            elif self.config.prefix_cache_mb and not seq.params.return_routing:  # cached K/V carry no routing
                 seq.num_cached = seq.num_computed = self.prefix.load(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
             self.prefilling.append(seq)
 
@@ -158,7 +158,7 @@ class LLMEngine:
         routes = self._routes_wanted(rows)
         logits = self.model.forward(
             tokens, [s.num_computed for s in rows], rows[0].slot, self.cache, [s.adapter for s in rows],
-            all_logits=want_all, last_B=[len(c) - 1 for c in chunks], routes=routes,
+            all_logits=want_all, last_B=[len(c) - 1 for c in chunks], routing=routes,
         )  # (B, T or 1, V)
         self._record_routes(rows, routes, [len(c) for c in chunks])
         for seq, chunk in zip(rows, chunks):
@@ -188,7 +188,7 @@ class LLMEngine:
         tokens = torch.tensor([[s.output_ids[-1]] for s in rows])
         starts = [s.num_computed for s in rows]
         routes = self._routes_wanted(rows)
-        logits = self.model.forward(tokens, starts, 0, self.cache, [s.adapter for s in rows], routes=routes)[:, -1]
+        logits = self.model.forward(tokens, starts, 0, self.cache, [s.adapter for s in rows], routing=routes)[:, -1]
         self._record_routes(rows, routes, [1] * len(rows))
         for seq in rows:
             seq.num_computed += 1
@@ -197,18 +197,23 @@ class LLMEngine:
             self._append(seq, token, logprob)
 
     @staticmethod
-    def _routes_wanted(rows: list[Sequence]) -> list | None:
-        return [] if any(s.params.return_routed_experts for s in rows) else None
+    def _routes_wanted(rows: list[Sequence]) -> Routing | None:
+        return Routing() if any(s.params.return_routing for s in rows) else None
 
     @staticmethod
-    def _record_routes(rows: list[Sequence], routes: list | None, lengths: list[int]) -> None:
-        """Keep the routing of each real (unpadded) token fed for the rows that asked."""
-        if routes is None:
+    def _record_routes(rows: list[Sequence], routing: Routing | None, lengths: list[int]) -> None:
+        """Keep the routing of each real (unpadded) token fed, for the rows that asked: per kind,
+        (T, layers, top_k)."""
+        if routing is None:
             return
-        ids, weights = torch.stack([r[0] for r in routes], 2), torch.stack([r[1] for r in routes], 2)  # (B, T, layers, k)
+        kinds = {
+            "routed_experts": (routing.experts, torch.int16), "routed_weights": (routing.gates, torch.float32),
+            "sparse_indices": (routing.attended, torch.int32),
+        }  # fmt: skip
+        stacked = {name: (torch.stack(layers, 2), dtype) for name, (layers, dtype) in kinds.items() if layers}  # (B, T, layers, k)
         for b, (seq, n) in enumerate(zip(rows, lengths)):
-            if seq.params.return_routed_experts:
-                seq.routes.append((ids[b, :n].to(torch.int16), weights[b, :n].float()))
+            if seq.params.return_routing:
+                seq.routes.append({name: t[b, :n].to(dtype) for name, (t, dtype) in stacked.items()})
 
     def _append(self, seq: Sequence, token: int, logprob: float | None) -> None:
         seq.output_ids.append(token)
@@ -239,7 +244,7 @@ class LLMEngine:
             num_output_tokens=len(seq.output_ids),
             num_cached_tokens=seq.num_cached,
             prompt_logprobs=seq.prompt_logprobs if seq.emitted_tokens == 0 else None,
-            **(self._routing(seq) if finished and seq.params.return_routed_experts else {}),
+            **(self._routing(seq) if finished and seq.params.return_routing else {}),
         )
         seq.emitted_tokens = len(seq.output_ids)
         seq.emitted_text += text
@@ -251,7 +256,7 @@ class LLMEngine:
     def _routing(seq: Sequence) -> dict[str, torch.Tensor]:
         if not seq.routes:  # aborted before its first forward
             return {}
-        return {"routed_experts": torch.cat([r[0] for r in seq.routes]), "routed_weights": torch.cat([r[1] for r in seq.routes])}
+        return {name: torch.cat([r[name] for r in seq.routes]) for name in seq.routes[0]}
 
     def _release(self, seq: Sequence) -> None:
         """Keep the finished sequence's blocks for prefix reuse and compact the slots."""

@@ -14,14 +14,14 @@ Key choices, all measured on 2 CPU cores:
   its ``enable_gqa`` path.
 
 Sparse-MoE layers (``qwen3_moe``) run through the loaded block's own router and experts (no
-LoRA on them); a forward can record each token's chosen experts and gate weights for RL's routing
-replay (``routes``).
+LoRA on them); sparse-attention layers (``tiny:qwen3_dsa``) attend only where their indexer points.
+A forward can record both choices for RL's routing replay (``routing``).
 
 Shapes: B rows, T new tokens per row (B == 1 for a prefill chunk, T == 1 for a decode step),
 Hq query heads, Hkv key/value heads, G = Hq / Hkv, D head dim, L attended length.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -31,6 +31,7 @@ from molt.engine.kv_cache import SlotKVCache
 from molt.engine.linear import linear, pack
 from molt.lora.layers import Layout, LoraBatch, ServingAdapter, add_lora, plan_batch
 from molt.models import LoadedModel
+from molt.models.sparse_attention import attended_mask
 
 FUSED = {"qkv": ("q_proj", "k_proj", "v_proj"), "o": ("o_proj",), "gate_up": ("gate_proj", "up_proj"), "down": ("down_proj",)}
 MLP = ("gate_up", "down")
@@ -40,8 +41,15 @@ def is_moe(layer: torch.nn.Module) -> bool:
     return hasattr(layer.mlp, "experts")
 
 
-Routes = list[tuple[torch.Tensor, torch.Tensor]]
-"""Per MoE layer, in order: (expert ids, gate weights), each (B, T, top_k) in slot order."""
+@dataclass
+class Routing:
+    """What one forward recorded of its routing, per layer in order, each (B, T, top_k) in slot
+    order: the experts and gate weights of every MoE layer, the attended positions of every
+    sparse-attention layer."""
+
+    experts: list[torch.Tensor] = field(default_factory=list)
+    gates: list[torch.Tensor] = field(default_factory=list)
+    attended: list[torch.Tensor] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,7 @@ class EngineModel:
         self.embed, self.layers, self.norm, self.rotary = inner.embed_tokens, inner.layers, inner.norm, inner.rotary_emb
         self.qk_norm = hasattr(self.layers[0].self_attn, "q_norm")
         self.moe_layers = [i for i, layer in enumerate(self.layers) if is_moe(layer)]
+        self.sparse_layers = [i for i, layer in enumerate(self.layers) if hasattr(layer.self_attn, "indexer")]
         self.layout = self._layout()
         self.weights = [self._fuse(i, layer, packed) for i, layer in enumerate(self.layers)]
         self.lm_head = pack(self.model.lm_head.weight.data, packed)
@@ -119,14 +128,14 @@ class EngineModel:
         adapters_B: list[ServingAdapter | None],
         all_logits: bool = False,
         last_B: list[int] | None = None,
-        routes: Routes | None = None,
+        routing: Routing | None = None,
     ) -> torch.Tensor:
         """Logits (float32) for the last token of each row, or for every token with ``all_logits``:
         (B, 1 or T, vocab). Rows live in cache slots slot0..slot0+B-1; row b's new tokens sit at
         positions starts_B[b]...; their K/V are written to the cache. Rows of a prefill may be
         right-padded: ``last_B`` gives each row's last real token (default: the last column);
         padded positions get K/V that no real token attends to and that later tokens overwrite.
-        A ``routes`` list receives every MoE layer's routing of the new tokens."""
+        A ``routing`` receives the new tokens' experts and attended positions."""
         B, T = tokens_BT.shape
         s = self.shape
         q_size, kv_size = s.num_heads * s.head_dim, s.num_kv_heads * s.head_dim
@@ -152,13 +161,14 @@ class EngineModel:
             q, k = apply_rotary_pos_emb(q.transpose(1, 2), k.transpose(1, 2), cos, sin)  # (B, H, T, D)
             v = v.reshape(B, T, s.num_kv_heads, s.head_dim).transpose(1, 2)
             cache.write(i, slot0, starts_B, k, v)
-            o = self._attend(q, *cache.view(i, slot0, B, length), mask).to(x.dtype)  # (B * T, Hq * D)
+            keys, values = cache.view(i, slot0, B, length)
+            o = self._attend(q, keys, values, self._sparse(attn, q, keys, mask, routing)).to(x.dtype)  # (B * T, Hq * D)
             if permutation is not None:
                 o = o.view(B, T, -1)[permutation].view(B * T, -1)
             x = x + self._project(o, w, prefix + "o", batch)
             h = layer.post_attention_layernorm(x)
             if is_moe(layer):
-                x = x + self._moe(layer.mlp, h, routes, inverse, (B, T))
+                x = x + self._moe(layer.mlp, h, routing, inverse, (B, T))
                 continue
             gate, up = self._project(h, w, prefix + "gate_up", batch).chunk(2, dim=-1)
             x = x + self._project(F.silu(gate) * up, w, prefix + "down", batch)
@@ -173,13 +183,25 @@ class EngineModel:
         return (logits if inverse is None else logits[inverse]).float()
 
     @staticmethod
-    def _moe(block: torch.nn.Module, h: torch.Tensor, routes: Routes | None, inverse: torch.Tensor | None, shape: tuple[int, int]) -> torch.Tensor:
+    def _moe(block: torch.nn.Module, h: torch.Tensor, routing: Routing | None, inverse: torch.Tensor | None, shape: tuple[int, int]) -> torch.Tensor:
         """The block's router picks each token's experts and gate weights; its experts run them."""
         _, weights, experts = block.gate(h)  # (B * T, top_k), rows in segment order
-        if routes is not None:
+        if routing is not None:
             ids, gates = experts.view(*shape, -1), weights.view(*shape, -1)
-            routes.append((ids, gates) if inverse is None else (ids[inverse], gates[inverse]))
+            routing.experts.append(ids if inverse is None else ids[inverse])
+            routing.gates.append(gates if inverse is None else gates[inverse])
         return block.experts(h, experts, weights)
+
+    @staticmethod
+    def _sparse(attn: torch.nn.Module, q: torch.Tensor, keys: torch.Tensor, mask: torch.Tensor, routing: Routing | None) -> torch.Tensor:
+        """A sparse-attention layer's mask: the causal one narrowed to its indexer's top-k positions."""
+        indexer = getattr(attn, "indexer", None)
+        if indexer is None:
+            return mask
+        attended = indexer.select(q, keys, mask[:, 0])  # (B, T, top_k)
+        if routing is not None:
+            routing.attended.append(attended)
+        return mask & attended_mask(attended, keys.shape[2])[:, None]
 
     @staticmethod
     def _project(x: torch.Tensor, weights: dict[str, torch.Tensor], key: str, batch: LoraBatch) -> torch.Tensor:

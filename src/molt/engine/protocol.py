@@ -60,9 +60,11 @@ class CompletionRequest(SamplingFields):
     logprobs: int | None = Field(None, ge=0, le=1)
     echo: Literal[False] = False
     return_routed_experts: bool = False
-    """Sparse-MoE bases: add ``routed_experts`` (vLLM's name; (prompt + completion − 1, MoE layers,
-    top_k) expert ids) and ``routed_expert_weights`` (their gate weights) to each finished choice,
-    for RL's rollout routing replay. Such a request does not reuse prefix-cached K/V."""
+    """Add the base's routing of every token fed (prompt + completion − 1 positions) to each
+    finished choice, for RL's routing replay: on sparse-MoE bases ``routed_experts`` (vLLM's name;
+    (positions, MoE layers, top_k) expert ids) and ``routed_expert_weights`` (their gate weights);
+    on sparse-attention bases ``sparse_attention_indices`` ((positions, sparse layers, top_k)
+    attended positions, -1: none). Such a request does not reuse prefix-cached K/V."""
 
 
 class ErrorBody(BaseModel):

@@ -35,8 +35,8 @@ class SamplingParams:
     """Return the logprob of each prompt token given the tokens before it."""
     ignore_eos: bool = False
     """Keep generating past the end-of-turn token (benchmarks: fixed output lengths)."""
-    return_routed_experts: bool = False
-    """Record each token's MoE routing (sparse-MoE bases), for RL's routing replay."""
+    return_routing: bool = False
+    """Record each token's routing (MoE experts, sparse-attention positions), for RL's replay."""
 
     def __post_init__(self) -> None:
         checks = {

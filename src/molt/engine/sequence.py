@@ -40,6 +40,8 @@ class SequenceOutput:
     token fed to the model (the prompt and every sampled token but the last), as vLLM returns them."""
     routed_weights: torch.Tensor | None = None
     """The gate weight of each of those experts, same shape."""
+    sparse_indices: torch.Tensor | None = None
+    """Sparse-attention bases: (positions, sparse layers, top_k) positions each token attended to (-1: none)."""
 
 
 @dataclass(eq=False)
@@ -58,8 +60,8 @@ class Sequence:
     output_ids: list[int] = field(default_factory=list)
     output_logprobs: list[float | None] = field(default_factory=list)
     prompt_logprobs: list[float | None] | None = None
-    routes: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)
-    """When routing is recorded: per forward, (ids, weights) of the tokens it fed, (T, layers, top_k)."""
+    routes: list[dict[str, torch.Tensor]] = field(default_factory=list)
+    """When routing is recorded: per forward, each kind's (T, layers, top_k) for the tokens it fed."""
     emitted_text: str = ""
     emitted_tokens: int = 0
     finish_reason: str | None = None

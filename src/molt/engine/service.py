@@ -94,7 +94,7 @@ class EngineService:
             logprobs=logprobs,
             prompt_logprobs=body.prompt_logprobs is not None,
             ignore_eos=body.ignore_eos,
-            return_routed_experts=getattr(body, "return_routed_experts", False),
+            return_routing=getattr(body, "return_routed_experts", False),
         )
 
     def chat_prompt(self, body: ChatCompletionRequest) -> tuple[list[int], list[dict] | None]:
@@ -331,7 +331,7 @@ class CompletionRun:
         self.text[index] += out.text
         if out.prompt_logprobs is not None:
             self.prompt_logprobs[index] = out.prompt_logprobs
-        if out.routed_experts is not None:
+        if out.routed_experts is not None or out.sparse_indices is not None:
             self.routes[index] = out
         if out.finished:
             self.reasons[index] = out.finish_reason
@@ -350,9 +350,12 @@ class CompletionRun:
         if self.body.return_token_ids:
             choice["token_ids"] = tokens
             choice["prompt_token_ids"] = self.prompts[index // self.body.n]
-        if index in self.routes:
-            choice["routed_experts"] = self.routes[index].routed_experts.tolist()
-            choice["routed_expert_weights"] = self.routes[index].routed_weights.tolist()
+        routed = self.routes.get(index)
+        if routed is not None and routed.routed_experts is not None:
+            choice["routed_experts"] = routed.routed_experts.tolist()
+            choice["routed_expert_weights"] = routed.routed_weights.tolist()
+        if routed is not None and routed.sparse_indices is not None:
+            choice["sparse_attention_indices"] = routed.sparse_indices.tolist()
         return choice
 
     def usage(self) -> dict:

@@ -51,7 +51,8 @@ class RLConfig:
     checkpoint_every: int = 5
     seed: int = 0
     routing_replay: bool = False
-    """Sparse-MoE bases: the engine records each token's experts, the learner replays them (R3)."""
+    """Sparse-MoE / sparse-attention bases: the engine records each token's routing, the learner
+    replays it (R3, ``molt.mint.routing``)."""
     tokens_per_call: int = 2048
     """Datums per ``forward_backward`` call are cut to about this many tokens (gradients add up
     across calls until ``optim_step``), which bounds the learner's activation memory."""

@@ -11,14 +11,18 @@ from pathlib import Path
 
 import httpx
 
+ROUTING_FIELDS = ("routed_experts", "routed_expert_weights", "sparse_attention_indices")
+
 
 @dataclass(frozen=True)
 class Sample:
     tokens: list[int]
     logprobs: list[float]
     finish_reason: str
-    routing: tuple[list, list | None] | None = None
-    """(routed_experts, routed_expert_weights) of prompt + tokens − 1 positions, when asked for."""
+    routing: dict[str, list] | None = None
+    """The server's routing of prompt + tokens − 1 positions, when asked for, under the names a
+    Datum carries it (``molt.mint.routing``): routed_experts, routed_expert_weights,
+    sparse_attention_indices."""
 
 
 class SamplerError(RuntimeError):
@@ -41,12 +45,13 @@ class EngineSampler:
         choices = sorted(self._post("/completions", body)["choices"], key=lambda c: c["index"])
         return [Sample(c["token_ids"], c["logprobs"]["token_logprobs"], c["finish_reason"], self._routing(c)) for c in choices]
 
-    def _routing(self, choice: dict) -> tuple[list, list | None] | None:
+    def _routing(self, choice: dict) -> dict[str, list] | None:
         if not self.routing:
             return None
-        if "routed_experts" not in choice:
-            raise SamplerError("routing replay is on, but the server returned no routed_experts (is the base a sparse MoE?)")
-        return choice["routed_experts"], choice.get("routed_expert_weights")
+        routing = {key: choice[key] for key in ROUTING_FIELDS if key in choice}
+        if not routing:
+            raise SamplerError("routing replay is on, but the server returned no routing (is the base a sparse MoE or sparse-attention model?)")
+        return routing
 
     def load_adapter(self, name: str, path: Path) -> None:
         """Serve the revision at ``path`` as ``name`` (replacing the one served before)."""

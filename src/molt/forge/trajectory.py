@@ -8,14 +8,13 @@ one Datum; a turn whose context was rewritten (a summary, a trimmed view) starts
 
 In a Datum, position i of ``model_input`` predicts token i+1; the prompt and environment tokens
 carry advantage 0 and sampler logprob 0, the action tokens their trajectory's advantage and the
-sampler's logprobs — the inputs of MinT's RL losses. On a sparse-MoE base each turn also carries
-the sampler's routing of its whole context (``molt.mint.routing``); the last turn of a run covers
-every position of its Datum.
+sampler's logprobs — the inputs of MinT's RL losses. On a sparse-MoE or sparse-attention base
+each turn also carries the sampler's routing of its whole context (``molt.mint.routing``); the
+last turn of a run covers every position of its Datum.
 """
 
 from dataclasses import dataclass, field
 
-from molt.mint.routing import EXPERTS, WEIGHTS
 from molt.mint.types import Datum, ModelInput
 
 
@@ -28,8 +27,8 @@ class Transition:
     logprobs: list[float]
     """The sampler's logprob of each action token."""
     reward: float = 0.0
-    routing: tuple[list, list | None] | None = None
-    """The sampler's (routed_experts, routed_expert_weights) for observation + action − 1 positions."""
+    routing: dict[str, list] | None = None
+    """The sampler's routing of observation + action − 1 positions, by Datum input name."""
 
     def __post_init__(self):
         if len(self.action) != len(self.logprobs):
@@ -55,17 +54,14 @@ class _Sequence:
     tokens: list[int]
     logprobs: list[float]
     advantages: list[float]
-    routing: tuple[list, list | None] | None = None
+    routing: dict[str, list] | None = None
 
     def datum(self) -> Datum:
         inputs = {"target_tokens": self.tokens[1:], "logprobs": self.logprobs[1:], "advantages": self.advantages[1:]}
-        if self.routing is not None:
-            experts, weights = self.routing
-            if len(experts) != len(self.tokens) - 1:
-                raise ValueError(f"the routing covers {len(experts)} positions; the Datum has {len(self.tokens) - 1}")
-            inputs[EXPERTS] = experts
-            if weights is not None:
-                inputs[WEIGHTS] = weights
+        for key, rows in (self.routing or {}).items():
+            if len(rows) != len(self.tokens) - 1:
+                raise ValueError(f"the routing covers {len(rows)} positions; the Datum has {len(self.tokens) - 1}")
+            inputs[key] = rows
         return Datum(model_input=ModelInput.from_ints(self.tokens[:-1]), loss_fn_inputs=inputs)
 
 

@@ -8,8 +8,8 @@
 - A batch of datums runs as one packed row (``molt.mint.packed``): no padding, attention inside
   each datum. Each datum's loss is computed on its own positions and the losses are summed, as
   Tinker defines them.
-- Sparse-MoE bases: datums may carry the sampler's routing, which the forward replays (R3,
-  ``molt.mint.routing``); LoRA never touches the experts or their routers.
+- Sparse-MoE and sparse-attention bases: datums may carry the sampler's routing, which the
+  forward replays (R3, ``molt.mint.routing``); LoRA never touches experts, routers or indexers.
 - In bfloat16 the frozen base is stored in bf16 and the forward runs under autocast, while the
   LoRA weights, their gradients and AdamW's moments stay float32 (mixed precision); float32
   gives exact, reproducible runs.
@@ -25,15 +25,16 @@ from peft import LoraConfig as PeftLoraConfig
 from peft import PeftModel, get_peft_model
 from peft.helpers import disable_input_dtype_casting
 
-from molt.mint.losses import LossInputError, check_inputs, mismatch_metrics, resolve_loss
+from molt.mint.losses import check_inputs, mismatch_metrics, resolve_loss
 from molt.mint import packed, routing
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, TensorData
 from molt.models import LoadedModel, load_model
+from molt.models.sparse_attention import sparse_indexers
 
 # PEFT asks transformers 5 a question under its deprecated name; the answer is the same.
 warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
 
-INTEGER_INPUTS = ("target_tokens", routing.EXPERTS)
+INTEGER_INPUTS = ("target_tokens", *routing.INTEGER_INPUTS)
 ATTENTION, MLP = ["q_proj", "k_proj", "v_proj", "o_proj"], ["gate_proj", "up_proj", "down_proj"]
 
 
@@ -68,6 +69,7 @@ class LocalBackend:
         self.loaded.model.set_attn_implementation(packed.ATTENTION)
         self.tokenizer = self.loaded.tokenizer
         self.routers = routing.moe_routers(self.loaded.model)
+        self.indexers = sparse_indexers(self.loaded.model)
         self.model: PeftModel | None = None
         self.policies: dict[str, Policy] = {}
         self.lock = threading.Lock()
@@ -90,15 +92,16 @@ class LocalBackend:
             self.policies[name] = policy
         return policy
 
-    def _logprobs(self, policy: Policy, tokens: list[list[int]], targets: torch.Tensor, grad: bool, replay=contextlib.nullcontext()) -> list[torch.Tensor]:
+    def _logprobs(self, policy: Policy, tokens: list[list[int]], targets: torch.Tensor, grad: bool, replay=(contextlib.nullcontext(), {})) -> list[torch.Tensor]:
         """Logprob of each sequence's target tokens (``targets``: all of them, concatenated) under the
         policy: one (T_i,) tensor per sequence."""
         self.model.set_adapter(policy.name)
         for p in policy.parameters:  # set_adapter may freeze; this policy's weights always learn
             p.requires_grad_(True)
         causal_lm = self.model.get_base_model()
-        with torch.set_grad_enabled(grad), self._precision(), replay:
-            hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens)).last_hidden_state[0]  # (N, hidden)
+        context, kwargs = replay
+        with torch.set_grad_enabled(grad), self._precision(), context:
+            hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens), **kwargs).last_hidden_state[0]  # (N, hidden)
             logprobs = packed.target_logprobs(causal_lm.get_output_embeddings(), hidden, targets)
         return list(logprobs.split([len(t) for t in tokens]))
 
@@ -117,8 +120,8 @@ class LocalBackend:
         inputs = [{k: v.to_torch() if k in INTEGER_INPUTS else v.to_torch().float() for k, v in d.loss_fn_inputs.items()} for d in data]
         for datum, datum_inputs in zip(data, inputs):
             check_inputs(loss_fn, required, datum_inputs, datum.model_input.length)
-            routing.check_routing(datum_inputs, datum.model_input.length, self.routers)
-        replay = self._replay(inputs)
+            routing.check_routing(datum_inputs, datum.model_input.length, self.routers, self.indexers)
+        replay = routing.prepare(inputs, self.routers, self.indexers)
         with self.lock:
             targets = torch.cat([datum_inputs["target_tokens"].long() for datum_inputs in inputs])
             logprobs = self._logprobs(policy, [d.model_input.to_ints() for d in data], targets, grad=backward, replay=replay)
@@ -130,20 +133,6 @@ class LocalBackend:
             loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],
             metrics={"loss:sum": float(total.detach())} | mismatch_metrics(logprobs, inputs, config),
         )
-
-    def _replay(self, inputs: list[dict[str, torch.Tensor]]):
-        """The routing replay for a batch whose datums carry ``routed_experts`` (all or none), after
-        marking each datum's ``replayable`` positions; a null context otherwise."""
-        carried = [routing.EXPERTS in d for d in inputs]
-        if not any(carried):
-            return contextlib.nullcontext()
-        if not all(carried):
-            raise LossInputError(f"either every datum of a request carries loss_fn_inputs[{routing.EXPERTS!r}] or none does")
-        for d in inputs:
-            d["replayable"] = routing.replayable(d[routing.EXPERTS], self.routers[0].num_experts).float()
-        experts = torch.cat([d[routing.EXPERTS] for d in inputs])
-        weights = torch.cat([d[routing.WEIGHTS] for d in inputs]) if all(routing.WEIGHTS in d for d in inputs) else None
-        return routing.replay(self.routers, experts, weights)
 
     def optim_step(self, policy: Policy, params: AdamParams) -> dict[str, float]:
         with self.lock:

@@ -13,6 +13,8 @@ from torch.nn.utils.rnn import pad_sequence
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface
 
+from molt.models.sparse_attention import attended_mask
+
 ATTENTION = "molt_packed"
 LOGIT_CHUNK = 128
 """Rows of logits materialised at once in float32. 128 rows of a 49k vocabulary are 25 MB, under
@@ -20,8 +22,13 @@ glibc's largest mmap threshold (32 MB): the allocator reuses the buffers instead
 fresh pages for every chunk, which made 1024-row chunks ~1.3x slower per step."""
 
 
-def packed_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling: float | None = None, molt_lengths=None, **kwargs):
-    """query (1, H, N, D), key/value (1, Hkv, N, D) → (1, N, H, D), attending within each segment."""
+def packed_attention(
+    module, query, key, value, attention_mask, dropout: float = 0.0, scaling: float | None = None,
+    molt_lengths=None, molt_sparse_positions=None, molt_sparse_replayable=None, **kwargs,
+):  # fmt: skip
+    """query (1, H, N, D), key/value (1, Hkv, N, D) → (1, N, H, D), attending within each segment.
+    A sparse-attention layer attends where its indexer points, or where the sampler's recorded
+    positions say (``molt_sparse_positions`` (N, sparse layers, top_k), on the replayable rows)."""
     if molt_lengths is None:
         raise ValueError("the molt_packed attention needs molt_lengths (segment lengths) in the forward kwargs")
 
@@ -34,8 +41,17 @@ def packed_attention(module, query, key, value, attention_mask, dropout: float =
     G = H // Hkv
     # Query heads h = kv·G + g share kv head `kv`: fold the G heads into the rows of one matmul.
     scores = (q.reshape(S, Hkv, G * L, D) @ k.transpose(-1, -2)).float() * (scaling or D**-0.5)
-    causal = torch.ones(L, L, dtype=torch.bool, device=q.device).tril()
-    probs = scores.view(S, Hkv, G, L, L).masked_fill(~causal, float("-inf")).softmax(-1).to(q.dtype)
+    allowed = torch.ones(L, L, dtype=torch.bool, device=q.device).tril().expand(S, L, L)
+    indexer = getattr(module, "indexer", None)
+    if indexer is not None:
+        with torch.no_grad():
+            chosen = indexer.select(q, k, allowed)  # (S, L, top_k)
+            if molt_sparse_positions is not None:
+                rows = lambda x, pad: pad_sequence(x.split(molt_lengths), batch_first=True, padding_value=pad)
+                keep = rows(molt_sparse_replayable, False)[..., None]
+                chosen = torch.where(keep, rows(molt_sparse_positions[:, indexer.slot], -1), chosen)
+        allowed = allowed & attended_mask(chosen, L)
+    probs = scores.view(S, Hkv, G, L, L).masked_fill(~allowed[:, None, None], float("-inf")).softmax(-1).to(q.dtype)
     out = (probs.view(S, Hkv, G * L, L) @ v).view(S, H, L, D).transpose(1, 2)  # (S, L, H, D)
     # Padded rows sit after each segment's last token, so causal rows never read them.
     return torch.cat([out[i, :n] for i, n in enumerate(molt_lengths)])[None], None

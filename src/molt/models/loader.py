@@ -23,7 +23,7 @@ from molt.models.errors import CorruptModelError, ModelNotFoundError
 from molt.models.gguf import converted_dir, tokenizer_dir
 from molt.models.hf_progress import hf_progress_bars
 from molt.models.sources import resolve_source
-from molt.models.tiny import build_tiny_model
+from molt.models.tiny import SPARSE_VARIANTS, build_tiny_model
 
 CacheState = Literal["hit", "converted", "none"]
 
@@ -122,12 +122,12 @@ def load_hf_folder(path: Path, dtype: torch.dtype) -> tuple[PreTrainedModel, Pre
     return model.eval(), tokenizer
 
 
-def is_sparse_moe(source: str) -> bool:
-    """Whether a base source names a sparse-MoE architecture (GGUF sources are dense: molt converts
-    only dense ones)."""
+def has_routing(source: str) -> bool:
+    """Whether a base routes tokens (sparse-MoE experts, or sparse attention in the tiny variants):
+    what RL's routing replay records and replays. GGUF sources are dense (molt converts only those)."""
     spec = resolve_source(source)
     model_type = spec.model_type if spec.kind == "tiny" else read_config(spec.path).get("model_type") if spec.kind == "hf" else None
-    return model_type in SPARSE_MOE
+    return model_type in SPARSE_MOE or model_type in SPARSE_VARIANTS
 
 
 def read_config(path: Path) -> dict:

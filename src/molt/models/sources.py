@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from molt.models.architectures import SUPPORTED, check_model_type
+from molt.models.tiny import SPARSE_VARIANTS
 from molt.models.embedded import embedded_gguf_path
 from molt.models.errors import ModelNotFoundError, UnknownSourceError
 
@@ -39,7 +40,7 @@ def resolve_source(text: str) -> ModelSource:
         return ModelSource(text, "gguf", path=embedded_gguf_path())
     if text == "tiny" or text.startswith("tiny:"):
         model_type = text.partition(":")[2] or "llama"
-        return ModelSource(text, "tiny", model_type=check_model_type(model_type, text))
+        return ModelSource(text, "tiny", model_type=model_type if model_type in SPARSE_VARIANTS else check_model_type(model_type, text))
     path = Path(text).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
@@ -52,5 +53,5 @@ def resolve_source(text: str) -> ModelSource:
     if "/" in text or text.startswith("."):
         raise ModelNotFoundError(f"no model folder or file at {path}; expected {FORMS}")
     raise UnknownSourceError(
-        f"unknown model source {text!r}; expected {FORMS} (tiny architectures: {', '.join(SUPPORTED)})"
+        f"unknown model source {text!r}; expected {FORMS} (tiny architectures: {', '.join([*SUPPORTED, *SPARSE_VARIANTS])})"
     )

@@ -5,6 +5,7 @@ global RNG state. Built in a fraction of a second once the embedded tokenizer is
 """
 
 import torch
+from molt.models.sparse_attention import attach_indexers
 from transformers import AutoModelForCausalLM, LlamaConfig, PretrainedConfig, PreTrainedTokenizerBase, Qwen3Config, Qwen3MoeConfig
 
 TINY_SHAPE = dict(
@@ -22,6 +23,11 @@ MOE_SHAPE = dict(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=64,
 """Sparse MoE: every layer routes each token to 2 of 4 experts (the R3 routing-replay tests)."""
 
 
+SPARSE_VARIANTS = {"qwen3_dsa": "qwen3"}
+"""Tiny-only variants: the architecture plus a DSA-style indexer on every attention layer
+(``molt.models.sparse_attention``; the routing-replay tests)."""
+
+
 def tiny_config(model_type: str, tokenizer: PreTrainedTokenizerBase) -> PretrainedConfig:
     return CONFIGS[model_type](
         vocab_size=len(tokenizer),
@@ -35,8 +41,10 @@ def tiny_config(model_type: str, tokenizer: PreTrainedTokenizerBase) -> Pretrain
 
 def build_tiny_model(model_type: str, tokenizer: PreTrainedTokenizerBase, seed: int = 0) -> torch.nn.Module:
     """A randomly initialised model of ``model_type`` sized for ``tokenizer``, in float32."""
-    config = tiny_config(model_type, tokenizer)
+    config = tiny_config(SPARSE_VARIANTS.get(model_type, model_type), tokenizer)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+        if model_type in SPARSE_VARIANTS:
+            attach_indexers(model)
     return model.eval()
