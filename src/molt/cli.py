@@ -14,7 +14,7 @@ from molt.http_api import API_KEY_ENV
 from molt.proxy.limits import Limits
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: rl, evolve."
+COMING = "Coming next: evolve."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
