@@ -473,16 +473,9 @@ def bench_train(
 ) -> None:
     """SFT tokens/s and peak memory of molt against TRL SFTTrainer + PEFT on the same data, model,
     rank and lengths, each side in its own process."""
-    from molt.bench.report import print_json
     from molt.bench.train import TrainBenchConfig, run
 
-    config = TrainBenchConfig(model, examples, rank, batch_size, max_length, dtype, trl_packing)
-    try:
-        result = run(config, err if json_output else console)
-    except ValueError as e:
-        fail(e)
-    if json_output:
-        print_json(result)
+    _run_bench(run, TrainBenchConfig(model, examples, rank, batch_size, max_length, dtype, trl_packing), json_output)
 
 
 @bench_app.command("rl")
@@ -502,10 +495,15 @@ def bench_rl(
     """One GRPO workload (problems, group size, batch, LoRA rank, steps) run by molt (engine +
     MinT) and by TRL GRPOTrainer + PEFT, each in its own process: seconds per step, rollout and
     training tokens/s, reward, peak memory, and the ratios."""
-    from molt.bench.report import print_json
     from molt.bench.rl import RLBenchConfig, run
 
-    config = RLBenchConfig(model, env, steps, warmup_steps, batch, group_size, rank, lr, 1.0, dtype, seed)
+    _run_bench(run, RLBenchConfig(model, env, steps, warmup_steps, batch, group_size, rank, lr, 1.0, dtype, seed), json_output)
+
+
+def _run_bench(run, config, json_output: bool) -> None:
+    """A side-by-side bench: tables on the terminal, or one JSON object; a failed side is one clear error."""
+    from molt.bench.report import print_json
+
     try:
         result = run(config, err if json_output else console)
     except (ValueError, RuntimeError) as e:
