@@ -490,6 +490,7 @@ def bench_rl(
     lr: Annotated[float, typer.Option(help="Constant Adam learning rate.")] = 1e-4,
     dtype: Annotated[str, typer.Option(help="auto (bf16 where native), float32 or bfloat16, for both sides.")] = "auto",
     seed: Annotated[int, typer.Option(help="Seed of the problems and the sampling.")] = 0,
+    trl_generation: Annotated[str, typer.Option(help="How TRL samples: generate (padded batch) or continuous_batching.")] = "generate",
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
 ) -> None:
     """One GRPO workload (problems, group size, batch, LoRA rank, steps) run by molt (engine +
@@ -497,7 +498,7 @@ def bench_rl(
     training tokens/s, reward, peak memory, and the ratios."""
     from molt.bench.rl import RLBenchConfig, run
 
-    _run_bench(run, RLBenchConfig(model, env, steps, warmup_steps, batch, group_size, rank, lr, 1.0, dtype, seed), json_output)
+    _run_bench(run, RLBenchConfig(model, env, steps, warmup_steps, batch, group_size, rank, lr, 1.0, dtype, seed, trl_generation), json_output)
 
 
 def _run_bench(run, config, json_output: bool) -> None:

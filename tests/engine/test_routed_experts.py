@@ -8,6 +8,8 @@ import httpx
 import pytest
 
 from molt.engine.config import EngineConfig
+from molt.engine.engine import LLMEngine
+from molt.engine.sampler import SamplingParams
 from molt.engine.server import create_app
 from molt.http_server import ServerThread
 from molt.models import load_model
@@ -55,3 +57,20 @@ def test_a_stream_carries_the_routing_on_its_last_choice(url):
     routed = [c for e in events for c in e["choices"] if "routed_experts" in c]
     assert len(routed) == 1 and routed[0]["finish_reason"] == "length"
     assert routed[0]["routed_experts"] == complete(url, max_tokens=4, return_routed_experts=True)["choices"][0]["routed_experts"]
+
+
+def test_a_prompt_prefilled_in_chunks_records_the_same_routing(tiny):
+    """Chunked prefill (16 tokens a step) appends each chunk's rows in order: the same routing as
+    one whole-prompt prefill; an aborted routed request finishes cleanly."""
+    params = SamplingParams(max_tokens=5, temperature=0, return_routing=True)
+    routes = []
+    for chunk in (256, 16):
+        engine = LLMEngine(EngineConfig(model="tiny:qwen3_moe", dtype="float32", max_model_len=256, max_prefill_chunk=chunk))
+        [events] = engine.generate([PROMPT], params)
+        routes.append(events[-1].routed_experts)
+    assert routes[0].shape == (len(PROMPT) + 4, 2, 2) and routes[0].tolist() == routes[1].tolist()
+    engine.add_request("cut", PROMPT, params)
+    engine.step()  # one chunk of the prompt
+    engine.abort("cut")
+    [out] = [o for o in engine.step() if o.request_id == "cut"]
+    assert out.finished and out.finish_reason == "abort" and len(out.routed_experts) == 16

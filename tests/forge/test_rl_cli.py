@@ -3,18 +3,21 @@ starting points get one clear line. Run: pytest tests/forge/test_rl_cli.py"""
 
 import json
 
+import pytest
+
 from test_cli import molt
 
 
-def test_a_short_run_writes_its_folder(tmp_path):
+@pytest.mark.parametrize("model", ["tiny", "tiny:qwen3_moe"])
+def test_a_short_run_writes_its_folder(tmp_path, model):
     """On a sparse-MoE base, routing replay is on by default."""
     out = tmp_path / "run"
-    result = molt("rl", "--model", "tiny:qwen3_moe", "--start", "fresh", "--steps", "2", "--batch", "2", "--group-size", "2", "--train-size", "4", "--heldout-size", "2", "--eval-every", "1", "--out", str(out))
+    result = molt("rl", "--model", model, "--start", "fresh", "--steps", "2", "--batch", "2", "--group-size", "2", "--train-size", "4", "--heldout-size", "2", "--eval-every", "1", "--out", str(out))
     assert result.returncode == 0
     assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [0, 1]
     assert json.loads((out / "summary.json").read_text())["steps"] == 2 and (out / "curves.png").is_file()
     assert "step 2/2" in result.stderr and "heldout_after" in result.stdout
-    assert json.loads((out / "config.json").read_text())["routing_replay"] is True
+    assert json.loads((out / "config.json").read_text())["routing_replay"] is (model == "tiny:qwen3_moe")
 
 
 def test_bad_starting_points_and_losses_are_one_clear_line(tmp_path):

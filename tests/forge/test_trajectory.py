@@ -54,17 +54,18 @@ def test_a_rewritten_context_starts_a_new_datum():
     assert datums[1].loss_fn_inputs["target_tokens"].tolist() == [6, 8] and datums[1].loss_fn_inputs["advantages"].tolist() == [0, -1]
 
 
-def test_a_datum_carries_the_routing_of_its_last_turn():
-    """MoE bases: each turn's sample routes its whole context; the last turn of a run covers every
-    position of the Datum (one row per model_input position: layers × top_k ids and gates)."""
-    route = lambda n: {"routed_experts": [[[i % 4, (i + 1) % 4]] for i in range(n)], "routed_expert_weights": [[[0.6, 0.4]] for _ in range(n)]}
-    first = Transition([1, 2, 3], [4, 5], [-0.1, -0.2], routing=route(4))
-    extends = Transition([1, 2, 3, 4, 5, 6], [7], [-0.3], routing=route(6))
+def test_a_datum_carries_each_positions_routing_from_when_it_was_first_fed():
+    """MoE bases: each turn's sample routes its whole context. In the Datum of a run of turns, the
+    positions the first turn fed keep its rows (its action was sampled under them); the second
+    turn adds the positions after them (one row per model_input position: layers × top_k)."""
+    route = lambda n, e: {"routed_experts": [[[e, e + 1]]] * n, "routed_expert_weights": [[[0.6, 0.4]]] * n}
+    first = Transition([1, 2, 3], [4, 5], [-0.1, -0.2], routing=route(4, 0))
+    extends = Transition([1, 2, 3, 4, 5, 6], [7], [-0.3], routing=route(6, 2))
     [datum] = trajectory_datums(Trajectory([first, extends]), advantage=1.0)
     assert datum.loss_fn_inputs["routed_experts"].to_torch().shape == (6, 1, 2)
-    assert datum.loss_fn_inputs["routed_experts"].tolist() == route(6)["routed_experts"]
+    assert datum.loss_fn_inputs["routed_experts"].tolist() == [[[0, 1]]] * 4 + [[[2, 3]]] * 2
     assert datum.loss_fn_inputs["routed_expert_weights"].to_torch().flatten().tolist() == pytest.approx([0.6, 0.4] * 6)
-    short = Transition([1, 2, 3], [4, 5], [-0.1, -0.2], routing=route(3))
+    short = Transition([1, 2, 3], [4, 5], [-0.1, -0.2], routing=route(3, 0))
     with pytest.raises(ValueError, match="covers 3 positions; the Datum has 4"):
         trajectory_datums(Trajectory([short]), advantage=1.0)
 

@@ -19,14 +19,18 @@ The same workload on both sides:
 What differs is each side's implementation and loss normalisation, printed beside the figures:
 molt samples through its continuous-batching engine and drops groups whose rewards are all equal
 (they carry no gradient), trains packed rows, and sums its importance-sampling loss over tokens;
-TRL generates with ``transformers``' ``generate`` (its CPU path; vLLM needs a GPU), trains padded
-rows including zero-advantage groups, and normalises its default ``dapo`` loss by tokens.
+TRL samples with ``transformers`` (``--trl-generation``: ``generate`` on a padded batch, or
+continuous batching; its vLLM path needs a GPU) stopping at the same end-of-turn tokens, trains
+padded rows including zero-advantage groups, and normalises its default ``dapo`` loss by tokens.
 
 Clocks: the whole optimizer step, wall time (molt: rollout, reward, train, export + hot-load;
 TRL: ``on_step_begin`` → ``on_step_end``, generation included); rollout time (molt: the sampling
-phase; TRL: its ``_generate_single_turn``, timed by a subclass that changes nothing else);
-training time = step − rollout. The first ``warmup_steps`` are run and not timed. Peak memory is
-each process's max RSS.
+phase, rewards included; TRL: its ``_generate_single_turn``, timed by a subclass that changes
+nothing else); training time = step − rollout (so molt's includes the export and hot-load of the
+revision, TRL's the rewards). Training tokens: molt's trained datums (prompt + completion − 1,
+kept groups only); TRL's ``num_input_tokens_seen`` (prompt + completion, every group). The first
+``warmup_steps`` are run and not timed. Peak memory is each process's max RSS. Each side reports
+the problems its steps sampled, and the bench refuses to print figures unless they match.
 """
 
 import json
@@ -62,6 +66,12 @@ class RLBenchConfig:
     dtype: str = "auto"
     """auto (bf16 where the CPU computes it natively), float32 or bfloat16, for both sides."""
     seed: int = 0
+    trl_generation: str = "generate"
+    """How TRL samples: ``generate`` (padded batch) or ``continuous_batching`` (transformers' paged
+    ``generate_batch``, TRL's ``use_transformers_continuous_batching``)."""
+
+
+TRL_GENERATION = {"generate": "transformers generate (padded batch)", "continuous_batching": "transformers generate_batch (continuous batching)"}
 
 
 @dataclass(frozen=True)
@@ -96,7 +106,7 @@ def side_settings(config: RLBenchConfig) -> dict[str, SideSettings]:
     )  # fmt: skip
     return {
         "molt": replace(common, loss="importance_sampling, summed over tokens", sampler="molt engine (continuous batching)", constant_groups="dropped"),
-        "trl": replace(common, loss="dapo (TRL's default), normalised by tokens", sampler="transformers generate", constant_groups="trained (zero advantage)"),
+        "trl": replace(common, loss="dapo (TRL's default), normalised by tokens", sampler=TRL_GENERATION[config.trl_generation], constant_groups="trained (zero advantage)"),
     }
 
 
@@ -107,6 +117,8 @@ def workload(config: RLBenchConfig) -> list:
     from molt.models import load_tokenizer
     from molt.models.renderer import get_renderer
 
+    if config.trl_generation not in TRL_GENERATION:
+        raise ValueError(f"unknown TRL generation {config.trl_generation!r}; one of: {', '.join(TRL_GENERATION)}")
     if config.env not in ENVS:
         raise ValueError(f"unknown environment {config.env!r}; molt has: {', '.join(ENVS)}")
     if config.env == "order_refund":
@@ -173,7 +185,8 @@ def run_trl(config: RLBenchConfig, s: SideSettings) -> dict:
     problems = workload(config)
     loaded = load_model(config.model, dtype=getattr(torch, s.dtype))
     tokenizer = loaded.tokenizer
-    prompts = [p.make_envs(1)[0].initial_observation() for p in problems]
+    envs = [p.make_envs(1)[0] for p in problems]
+    prompts, stop_ids = [env.initial_observation() for env in envs], list(envs[0].stop_token_ids)
     texts = [tokenizer.decode(p) for p in prompts]
     same_tokens = sum(tokenizer(t, add_special_tokens=False)["input_ids"] == p for t, p in zip(texts, prompts)) / len(prompts)
     dataset = Dataset.from_list([{"prompt": text, "problem": i} for i, text in enumerate(texts)])
@@ -202,6 +215,8 @@ def run_trl(config: RLBenchConfig, s: SideSettings) -> dict:
         learning_rate=s.learning_rate, lr_scheduler_type="constant", warmup_steps=0, adam_beta1=s.adam_betas[0], adam_beta2=s.adam_betas[1],
         adam_epsilon=s.adam_eps, weight_decay=0.0, max_grad_norm=s.grad_clip_norm, bf16=s.dtype == "bfloat16", gradient_checkpointing=False,
         use_cpu=True, save_strategy="no", eval_strategy="no", report_to=[], logging_steps=10**9, dataloader_num_workers=0, seed=config.seed,
+        use_transformers_continuous_batching=config.trl_generation == "continuous_batching",
+        generation_kwargs={"eos_token_id": stop_ids},  # molt's end-of-turn tokens, which the engine stops at
     )  # fmt: skip
     lora = LoraConfig(r=s.rank, lora_alpha=s.alpha, lora_dropout=0.0, target_modules=list(s.targets))
     clock = step_clock()
@@ -209,7 +224,7 @@ def run_trl(config: RLBenchConfig, s: SideSettings) -> dict:
     trainer.train()
     steps = [
         {"seconds": seconds, "rollout_seconds": rollout[0], "rollout_tokens": rollout[1], "trained_tokens": tokens, "reward": r, "groups_trained": config.batch, "problems": keys}
-        for seconds, tokens, rollout, (r, keys) in zip(clock.seconds, clock.tokens, rollouts, rewards)
+        for seconds, tokens, rollout, (r, keys) in zip(clock.seconds, clock.tokens, rollouts, rewards, strict=True)
     ]  # fmt: skip
     return {"steps": steps, "prompt_tokens_identical": same_tokens}
 
@@ -244,10 +259,21 @@ def summarise(raw: dict, warmup: int) -> dict:
     }  # fmt: skip
 
 
+def check_same_workload(raw: dict, console: Console) -> None:
+    """Both sides sampled the same problems at every step (each reports its own), or no figures."""
+    molt, trl = ([step["problems"] for step in raw[side]["steps"]] for side in SIDES)
+    if molt != trl:
+        differ = [i for i in range(max(len(molt), len(trl))) if molt[i : i + 1] != trl[i : i + 1]]
+        raise RuntimeError(f"the two sides sampled different problems (steps {differ}): not the same workload")
+    if raw["trl"]["prompt_tokens_identical"] < 1:
+        console.print(f"[yellow]TRL re-tokenized {1 - raw['trl']['prompt_tokens_identical']:.0%} of molt's prompts to other tokens[/]")
+
+
 def run(config: RLBenchConfig, console: Console) -> dict:
     workload(config)  # refuse a bad environment before starting either side
     settings = side_settings(config)
     raw = {side: run_side(side, config, console) for side in SIDES}
+    check_same_workload(raw, console)
     sides = {side: summarise(r, config.warmup_steps) for side, r in raw.items()}
     molt, trl = sides["molt"], sides["trl"]
     result = {

@@ -9,8 +9,10 @@ one Datum; a turn whose context was rewritten (a summary, a trimmed view) starts
 In a Datum, position i of ``model_input`` predicts token i+1; the prompt and environment tokens
 carry advantage 0 and sampler logprob 0, the action tokens their trajectory's advantage and the
 sampler's logprobs — the inputs of MinT's RL losses. On a sparse-MoE or sparse-attention base
-each turn also carries the sampler's routing of its whole context (``molt.mint.routing``); the
-last turn of a run covers every position of its Datum.
+each turn also carries the sampler's routing of its whole context (``molt.mint.routing``): in a run
+of turns each position keeps the routing it had when it was first fed (a later turn's prefill
+recomputes earlier positions only because routed requests skip the prefix cache), and the last
+turn supplies the positions after that.
 """
 
 from dataclasses import dataclass, field
@@ -78,5 +80,12 @@ def trajectory_datums(trajectory: Trajectory, advantage: float) -> list[Datum]:
         current.tokens += appended + turn.action
         current.logprobs += [0.0] * len(appended) + turn.logprobs
         current.advantages += [0.0] * len(appended) + [advantage] * len(turn.action)
-        current.routing = turn.routing
+        current.routing = _extend_routing(current.routing, turn.routing)
     return [s.datum() for s in sequences]
+
+
+def _extend_routing(earlier: dict[str, list] | None, turn: dict[str, list] | None) -> dict[str, list] | None:
+    """Rows of the positions fed before this turn stay as first recorded; the turn adds the rest."""
+    if earlier is None or turn is None:
+        return turn
+    return {key: earlier[key] + rows[len(earlier[key]) :] for key, rows in turn.items()}

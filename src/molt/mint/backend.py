@@ -39,12 +39,13 @@ ATTENTION, MLP = ["q_proj", "k_proj", "v_proj", "o_proj"], ["gate_proj", "up_pro
 
 
 def target_modules(config: LoraConfig, moe: bool = False) -> list[str]:
-    """PEFT target modules. On a sparse-MoE base the MLPs are experts, which molt's engine serves
-    without LoRA, so ``train_mlp`` adds nothing there (the policy would differ from what is served)."""
+    """PEFT target modules. On a sparse-MoE base no MLP gets LoRA (molt's engine serves the experts
+    without it, so the policy would differ from what is served): ``train_mlp`` adds nothing there."""
     mlp = MLP if config.train_mlp and not moe else []
     targets = (ATTENTION if config.train_attn else []) + mlp + (["lm_head"] if config.train_unembed else [])
     if not targets:
-        raise ValueError("LoraConfig trains nothing: enable at least one of train_attn, train_mlp, train_unembed")
+        also = " (on a sparse-MoE base train_mlp adds nothing: LoRA trains attention and the unembedding there)" if moe else ""
+        raise ValueError(f"LoraConfig trains nothing: enable at least one of train_attn, train_mlp, train_unembed{also}")
     return targets
 
 
@@ -92,16 +93,19 @@ class LocalBackend:
             self.policies[name] = policy
         return policy
 
-    def _logprobs(self, policy: Policy, tokens: list[list[int]], targets: torch.Tensor, grad: bool, replay=(contextlib.nullcontext(), {})) -> list[torch.Tensor]:
+    def _logprobs(
+        self, policy: Policy, tokens: list[list[int]], targets: torch.Tensor, grad: bool,
+        replay: contextlib.AbstractContextManager = contextlib.nullcontext(), forward_kwargs: dict | None = None,
+    ) -> list[torch.Tensor]:  # fmt: skip
         """Logprob of each sequence's target tokens (``targets``: all of them, concatenated) under the
-        policy: one (T_i,) tensor per sequence."""
+        policy: one (T_i,) tensor per sequence. ``replay`` and ``forward_kwargs``: the routing
+        replay's (``molt.mint.routing.prepare``)."""
         self.model.set_adapter(policy.name)
         for p in policy.parameters:  # set_adapter may freeze; this policy's weights always learn
             p.requires_grad_(True)
         causal_lm = self.model.get_base_model()
-        context, kwargs = replay
-        with torch.set_grad_enabled(grad), self._precision(), context:
-            hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens), **kwargs).last_hidden_state[0]  # (N, hidden)
+        with torch.set_grad_enabled(grad), self._precision(), replay:
+            hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens), **(forward_kwargs or {})).last_hidden_state[0]  # (N, hidden)
             logprobs = packed.target_logprobs(causal_lm.get_output_embeddings(), hidden, targets)
         return list(logprobs.split([len(t) for t in tokens]))
 
@@ -121,10 +125,10 @@ class LocalBackend:
         for datum, datum_inputs in zip(data, inputs):
             check_inputs(loss_fn, required, datum_inputs, datum.model_input.length)
             routing.check_routing(datum_inputs, datum.model_input.length, self.routers, self.indexers)
-        replay = routing.prepare(inputs, self.routers, self.indexers)
+        replay, forward_kwargs = routing.prepare(inputs, self.routers, self.indexers)
         with self.lock:
             targets = torch.cat([datum_inputs["target_tokens"].long() for datum_inputs in inputs])
-            logprobs = self._logprobs(policy, [d.model_input.to_ints() for d in data], targets, grad=backward, replay=replay)
+            logprobs = self._logprobs(policy, [d.model_input.to_ints() for d in data], targets, backward, replay, forward_kwargs)
             total = sum(fn(lp, datum_inputs, config) for lp, datum_inputs in zip(logprobs, inputs))
             if backward:
                 total.backward()

@@ -26,6 +26,7 @@ from molt.mint.operations import (
     SaveRequest,
 )
 from molt.mint.remote import RemoteService
+from molt.mint.routing import ROUTING_INPUTS
 from molt.mint.service import LocalService
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, ModelInput, SamplingParams, TensorData
 from molt.models import load_tokenizer
@@ -54,17 +55,19 @@ class TrainingClient:
         As in Tinker, it runs where the client runs: a forward pass fetches the logprobs, the loss
         and its gradient g = dL/dlogprobs are computed here, and a ``cross_entropy`` backward with
         weights −g sends exactly that gradient into the adapter (d/dθ Σ −w·log p = Σ g·dlog p/dθ).
+        Routing inputs (``molt.mint.routing``) travel with both passes, so they are replayed too.
         """
         future: Future = Future()
 
         def run() -> None:
             try:
-                scored = [Datum(model_input=d.model_input, loss_fn_inputs={"target_tokens": d.loss_fn_inputs["target_tokens"], "weights": [0.0] * d.model_input.length}) for d in data]
+                carried = lambda d: {"target_tokens": d.loss_fn_inputs["target_tokens"], **{k: v for k, v in d.loss_fn_inputs.items() if k in ROUTING_INPUTS}}
+                scored = [Datum(model_input=d.model_input, loss_fn_inputs={**carried(d), "weights": [0.0] * d.model_input.length}) for d in data]
                 logprobs = [o["logprobs"].to_torch().requires_grad_(True) for o in self.forward(scored, "cross_entropy").result().loss_fn_outputs]
                 loss, metrics = loss_fn(data, logprobs)
                 grads = torch.autograd.grad(loss, logprobs, allow_unused=True)
                 linear = [
-                    Datum(model_input=d.model_input, loss_fn_inputs={"target_tokens": d.loss_fn_inputs["target_tokens"], "weights": TensorData.from_torch(-g if g is not None else torch.zeros_like(lp))})
+                    Datum(model_input=d.model_input, loss_fn_inputs={**carried(d), "weights": TensorData.from_torch(-g if g is not None else torch.zeros_like(lp))})
                     for d, g, lp in zip(data, grads, logprobs)
                 ]
                 out = self.forward_backward(linear, "cross_entropy").result()

@@ -29,9 +29,10 @@ from collections.abc import Iterator
 import torch
 
 from molt.mint.losses import LossInputError
-from molt.models.sparse_attention import SparseIndexer
+from molt.models.sparse_attention import SparseIndexer, attended_mask
 
 EXPERTS, WEIGHTS, SPARSE = "routed_experts", "routed_expert_weights", "sparse_attention_indices"
+ROUTING_INPUTS = (EXPERTS, WEIGHTS, SPARSE)
 INTEGER_INPUTS = (EXPERTS, SPARSE)
 
 
@@ -62,11 +63,12 @@ def experts_replayable(experts: torch.Tensor, num_experts: int) -> torch.Tensor:
 
 def positions_replayable(positions: torch.Tensor) -> torch.Tensor:
     """(positions,) True where every sparse layer's recorded row is one a causal top-k can give:
-    positions no later than the query, -1 only as filler, min(top_k, t + 1) of them."""
+    min(top_k, t + 1) distinct positions no later than the query, -1 only as filler."""
     n, _, top_k = positions.shape
     t = torch.arange(n)[:, None, None]
     in_past = (positions == -1) | ((positions >= 0) & (positions <= t))
-    full = (positions >= 0).sum(-1) == (t[:, :, 0] + 1).clamp(max=top_k)
+    distinct = attended_mask(positions.clamp(max=n - 1), n).sum(-1)  # (n, layers); out-of-range rows fail in_past anyway
+    full = distinct == (t[:, :, 0] + 1).clamp(max=top_k)
     return in_past.flatten(1).all(1) & full.all(1)
 
 
@@ -74,14 +76,14 @@ def prepare(inputs: list[dict[str, torch.Tensor]], routers: list[torch.nn.Module
     """For a batch whose datums carry routing (each kind: all or none), mark every datum's
     ``replayable`` positions; return the MoE replay context and the attention's forward kwargs."""
     context, kwargs = contextlib.nullcontext(), {}
-    for key in (EXPERTS, SPARSE):
+    for key in ROUTING_INPUTS:
         carried = [key in d for d in inputs]
         if any(carried) and not all(carried):
             raise LossInputError(f"either every datum of a request carries loss_fn_inputs[{key!r}] or none does")
     if EXPERTS in inputs[0]:
         for d in inputs:
             d["replayable"] = experts_replayable(d[EXPERTS], routers[0].num_experts)
-        weights = torch.cat([d[WEIGHTS] for d in inputs]) if all(WEIGHTS in d for d in inputs) else None
+        weights = torch.cat([d[WEIGHTS] for d in inputs]) if WEIGHTS in inputs[0] else None
         context = replay(routers, torch.cat([d[EXPERTS] for d in inputs]), weights)
     if SPARSE in inputs[0]:
         rows = [positions_replayable(d[SPARSE]) for d in inputs]

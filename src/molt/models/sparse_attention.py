@@ -62,7 +62,7 @@ def sparse_indexers(model: nn.Module) -> list[SparseIndexer]:
 
 def attach_indexers(model: nn.Module, top_k: int = 8) -> nn.Module:
     """Give every attention layer of a (tiny) Qwen3 or Llama an indexer, initialised from the
-    current RNG, in the model's dtype."""
+    current RNG, in the model's dtype (every layer is sparse, so a layer's slot is its index)."""
     config = model.config
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     dtype = next(model.parameters()).dtype
