@@ -20,6 +20,10 @@ from molt.models.loader import load_tokenizer
 from molt.models.renderer import get_renderer
 
 
+HELDOUT_SEED = 0
+"""Held-out problems do not depend on the run's seed, so runs with other seeds are scored on the same set."""
+
+
 @contextlib.contextmanager
 def rl_run(
     config: RLConfig, env: str, hcp: HCP, base: str = "embedded", rank: int = 16, train_size: int = 200, heldout_size: int = 30,
@@ -32,7 +36,7 @@ def rl_run(
     spec = ENVS[env]
     renderer = get_renderer(load_tokenizer(base))
     train = spec.dataset("train", train_size, hcp, spec.label, renderer, config.seed)
-    heldout = spec.dataset("heldout", heldout_size, hcp, spec.label, renderer, config.seed).problems()
+    heldout = spec.dataset("heldout", heldout_size, hcp, spec.label, renderer, HELDOUT_SEED).problems()  # the same for every run seed
     training = ServiceClient(mint_url, dtype=dtype).create_lora_training_client(base, rank=rank, seed=config.seed)
     if start is not None:
         training.load_weights(start).result()
