@@ -491,14 +491,19 @@ def bench_rl(
     dtype: Annotated[str, typer.Option(help="auto (bf16 where native), float32 or bfloat16, for both sides.")] = "auto",
     seed: Annotated[int, typer.Option(help="Seed of the problems and the sampling.")] = 0,
     trl_generation: Annotated[str, typer.Option(help="How TRL samples: generate (padded batch) or continuous_batching.")] = "generate",
+    start: Annotated[str, typer.Option(help="Where both policies start: 'specialist' (production's revision for the env's specialist: rewards vary, so groups train), 'fresh' or a molt:// revision.")] = "specialist",
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
 ) -> None:
     """One GRPO workload (problems, group size, batch, LoRA rank, steps) run by molt (engine +
     MinT) and by TRL GRPOTrainer + PEFT, each in its own process: seconds per step, rollout and
     training tokens/s, reward, peak memory, and the ratios."""
     from molt.bench.rl import RLBenchConfig, run
+    from molt.forge.catalog import ENVS
 
-    _run_bench(run, RLBenchConfig(model, env, steps, warmup_steps, batch, group_size, rank, lr, 1.0, dtype, seed, trl_generation), json_output)
+    if env not in ENVS:
+        fail(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
+    start_path, rank = _rl_start(start, _trained_hcp(None) if start == "specialist" else None, ENVS[env].label, rank)
+    _run_bench(run, RLBenchConfig(model, env, steps, warmup_steps, batch, group_size, rank, lr, 1.0, dtype, seed, trl_generation, start_path), json_output)
 
 
 def _run_bench(run, config, json_output: bool) -> None:
@@ -521,6 +526,7 @@ def rl(
     steps: Annotated[int, typer.Option(min=1, help="Optimizer steps.")] = 20,
     group_size: Annotated[int, typer.Option(min=2, help="Answers sampled per problem (GRPO group).")] = 4,
     batch: Annotated[int, typer.Option(min=1, help="Problems per step.")] = 4,
+    oversample: Annotated[int, typer.Option(min=1, help="Sample batch × this many problems a step; train the first --batch groups whose rewards differ (dynamic sampling).")] = 1,
     lr: Annotated[float, typer.Option(help="Adam learning rate.")] = 1e-4,
     loss: Annotated[str, typer.Option(help="MinT RL loss: importance_sampling, ppo, cispo or dro.")] = "importance_sampling",
     tis_cap: Annotated[float, typer.Option(help="Truncated importance sampling cap (importance_sampling only); 0: off.")] = 0.0,
@@ -556,24 +562,8 @@ def rl(
         fail(e)
     if env not in ENVS:
         fail(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
-    label = ENVS[env].label
-    from molt.lora.format import AdapterError, read_adapter
-    from molt.mint.checkpoints import CheckpointError, resolve
-
     contract = _trained_hcp(hcp) if start == "specialist" else _hcp(hcp)
-    start_path = None
-    if start == "specialist":
-        revision = contract.specialist(label).revision
-        if not revision:
-            fail(f"the HCP's {label} specialist has no trained revision; bootstrap it, or pass --start fresh")
-        start_path = revision if revision.startswith("molt://") else f"molt://{revision}"
-    elif start != "fresh":
-        start_path = start
-    if start_path is not None:
-        try:
-            rank = read_adapter(resolve(start_path)).r  # the policy takes the revision's rank
-        except (AdapterError, CheckpointError) as e:
-            fail(e)
+    start_path, rank = _rl_start(start, contract, ENVS[env].label, rank)
 
     from molt.models.loader import has_routing
 
@@ -584,7 +574,7 @@ def rl(
     if routing_replay and not routed:
         fail(f"--routing-replay needs a sparse-MoE or sparse-attention base; {model!r} routes nothing")
     config = RLConfig(
-        adapter=adapter, steps=steps, batch=batch, group_size=group_size, lr=lr, loss=loss, loss_config=loss_config, normalize=normalize,
+        adapter=adapter, steps=steps, batch=batch, oversample=oversample, group_size=group_size, lr=lr, loss=loss, loss_config=loss_config, normalize=normalize,
         temperature=temperature, max_tokens=ENVS[env].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
         routing_replay=routed if routing_replay is None else routing_replay,
     )  # fmt: skip
@@ -597,6 +587,25 @@ def rl(
         table.add_row(key, "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value))
     table.add_row("curves", str(run.folder / "curves.png"))
     console.print(table)
+
+
+def _rl_start(start: str, contract, label: str, rank: int) -> tuple[str | None, int]:
+    """Where an RL policy starts (a molt:// revision, or None for a fresh LoRA) and its rank: a
+    revision's own. ``start``: 'specialist' (the HCP's revision for ``label``), 'fresh' or a path."""
+    from molt.lora.format import AdapterError, read_adapter
+    from molt.mint.checkpoints import CheckpointError, resolve
+
+    if start == "fresh":
+        return None, rank
+    if start == "specialist":
+        revision = contract.specialist(label).revision
+        if not revision:
+            fail(f"the HCP's {label} specialist has no trained revision; bootstrap it, or pass --start fresh")
+        start = revision if revision.startswith("molt://") else f"molt://{revision}"
+    try:
+        return start, read_adapter(resolve(start)).r
+    except (AdapterError, CheckpointError) as e:
+        fail(e)
 
 
 def _rl_progress(steps: int):

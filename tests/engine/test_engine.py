@@ -7,7 +7,8 @@ from peft import PeftModel
 
 from conftest import ADAPTERS, tiny_engine, tokens
 from molt.engine.adapters import AdapterNotFound
-from molt.engine.engine import RequestError
+from molt.engine.config import EngineConfig
+from molt.engine.engine import LLMEngine, RequestError
 from molt.engine.sampler import SamplingParams, sample
 from molt.lora.synthetic import write_random_adapter
 from molt.models import load_model
@@ -250,3 +251,20 @@ def test_qwen3_adapter_greedy_equals_peft(tmp_path):
         ours = tokens(engine.generate([prompt], GREEDY, ["q"])[0])
         assert ours == hf_greedy(peft, prompt)
         assert ours != tokens(engine.generate([prompt], GREEDY)[0])
+
+
+def test_parallel_samples_share_the_prompts_prefill(tiny):
+    """n = 4: the first sample prefills the prompt, the other three find it in the prefix cache;
+    each sample draws what it draws without sharing (same seeds, same tokens and logprobs)."""
+    prompt = list(range(300, 400))
+    params = SamplingParams(max_tokens=8, temperature=1.0, seed=7, n=4, logprobs=True)
+    results = []
+    for cache_mb in (512, 0):
+        engine = LLMEngine(EngineConfig(model="tiny", dtype="float32", prefix_cache_mb=cache_mb), load_model("tiny"))  # an engine owns its model
+        [events] = engine.generate([prompt], params)
+        results.append({i: ([t for e in events if e.index == i for t in e.token_ids], [lp for e in events if e.index == i for lp in e.logprobs]) for i in range(4)})
+        if cache_mb:
+            assert engine.stats().prefix_hit_tokens == 3 * 96  # three samples reuse the six full blocks of the first
+    for i in range(4):
+        assert results[0][i][0] == results[1][i][0]
+        assert results[0][i][1] == pytest.approx(results[1][i][1], abs=1e-4)

@@ -91,8 +91,8 @@ def taught_words(steps: int = 30):
     return training
 
 
-def make_run(engine_url, folder, steps: int, lr: float = 1e-2, tokens_per_call: int = 2048) -> Run:
-    config = RLConfig(adapter="words", steps=steps, batch=2, group_size=8, lr=lr, max_tokens=8, eval_every=2, checkpoint_every=2, seed=1, tokens_per_call=tokens_per_call)
+def make_run(engine_url, folder, steps: int, lr: float = 1e-2, tokens_per_call: int = 2048, oversample: int = 1) -> Run:
+    config = RLConfig(adapter="words", steps=steps, batch=2, oversample=oversample, group_size=8, lr=lr, max_tokens=8, eval_every=2, checkpoint_every=2, seed=1, tokens_per_call=tokens_per_call)
     return Run(config, Prompts(8, seed=0), Prompts(4, seed=9).problems, taught_words(), EngineSampler(engine_url), folder)
 
 
@@ -107,6 +107,15 @@ def test_the_loop_trains_logs_and_raises_the_reward(engine_url, tmp_path):
     first, last = sum(m["reward_mean"] for m in history[:3]) / 3, sum(m["reward_mean"] for m in history[-3:]) / 3
     assert last > first + 0.15, (first, last)  # the policy learned to write even tokens
     assert summary["heldout_after"] > summary["heldout_before"]
+
+
+def test_oversampling_trains_at_most_a_batch_of_informative_groups(engine_url, tmp_path):
+    """Dynamic sampling: 4 problems sampled a step (2 × 2), the first 2 groups whose rewards
+    differ trained; no step trains more groups than the batch, and all 8 problems are seen."""
+    run_rl(make_run(engine_url, tmp_path / "run", steps=2, oversample=2))
+    history = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert [m["groups"] for m in history] == [4, 4] and all(m["groups_kept"] <= 2 for m in history)
+    assert len({p for m in history for p in m["problems"]}) == 8
 
 
 def test_a_resumed_run_sees_the_same_batches(engine_url, tmp_path):

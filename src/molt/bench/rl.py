@@ -12,8 +12,10 @@ The same workload on both sides:
   at one temperature with up to the environment's ``max_tokens``; advantage = reward − group mean
   (TRL: ``scale_rewards="none"``); no KL term (TRL: ``beta=0``, so no reference model); one
   optimizer step per generation (TRL: ``num_iterations=1``).
-- **Model, LoRA and optimizer:** the same base in the same dtype; rank r, alpha = r, every
-  attention and MLP projection, no dropout, fresh; AdamW with molt's defaults (betas 0.9/0.95,
+- **Model, LoRA and optimizer:** the same base in the same dtype; both policies start from the
+  same revision (by default the production specialist the environment trains, whose answers
+  earn varied rewards; its rank, alpha and targets) or fresh (rank r, alpha = r, every attention
+  and MLP projection); no dropout; AdamW with molt's defaults (betas 0.9/0.95,
   eps 1e-12, no clipping) and one constant learning rate.
 
 What differs is each side's implementation and loss normalisation, printed beside the figures:
@@ -69,6 +71,8 @@ class RLBenchConfig:
     trl_generation: str = "generate"
     """How TRL samples: ``generate`` (padded batch) or ``continuous_batching`` (transformers' paged
     ``generate_batch``, TRL's ``use_transformers_continuous_batching``)."""
+    start: str | None = None
+    """The molt:// revision both policies start from (its rank and targets); None: a fresh LoRA."""
 
 
 TRL_GENERATION = {"generate": "transformers generate (padded batch)", "continuous_batching": "transformers generate_batch (continuous batching)"}
@@ -85,6 +89,7 @@ class SideSettings:
     max_tokens: int
     temperature: float
     learning_rate: float
+    start: str = "fresh"
     adam_betas: tuple[float, float] = (0.9, 0.95)
     adam_eps: float = 1e-12
     grad_clip_norm: float = 0.0
@@ -97,10 +102,16 @@ class SideSettings:
 
 def side_settings(config: RLBenchConfig) -> dict[str, SideSettings]:
     from molt.forge.catalog import ENVS
+    from molt.lora.format import read_adapter
+    from molt.mint.checkpoints import resolve
     from molt.mint.service import resolve_dtype
 
+    rank, alpha, targets = config.rank, config.rank, TARGETS
+    if config.start is not None:
+        adapter = read_adapter(resolve(config.start))
+        rank, alpha, targets = adapter.r, int(adapter.lora_alpha), tuple(sorted({name.rsplit(".", 1)[-1] for name in adapter.weights}))
     common = SideSettings(
-        dtype=str(resolve_dtype(config.dtype)).removeprefix("torch."), rank=config.rank, alpha=config.rank, targets=TARGETS,
+        dtype=str(resolve_dtype(config.dtype)).removeprefix("torch."), rank=rank, alpha=alpha, targets=targets, start=config.start or "fresh",
         problems_per_step=config.batch, group_size=config.group_size, max_tokens=ENVS[config.env].max_tokens,
         temperature=config.temperature, learning_rate=config.learning_rate,
     )  # fmt: skip
@@ -157,7 +168,9 @@ def run_molt(config: RLBenchConfig, s: SideSettings) -> dict:
     engine = EngineConfig(model=config.model, dtype=s.dtype, max_num_seqs=max(16, config.batch * config.group_size))
     steps = []
     with ServerThread(create_app(engine, load_model(config.model))) as url, tempfile.TemporaryDirectory(prefix="molt-bench-rl-") as folder:
-        training = ServiceClient(dtype=s.dtype).create_lora_training_client(config.model, rank=s.rank, seed=config.seed, train_unembed=False)
+        training = ServiceClient(dtype=s.dtype).create_lora_training_client(config.model, rank=s.rank, seed=config.seed, train_unembed="lm_head" in s.targets)
+        if config.start is not None:
+            training.load_weights(config.start).result()
         sampler = EngineSampler(url + "/v1")
         run = Run(rl, InOrder(), [], training, sampler, Path(folder))
         publish(run, 0)
@@ -176,10 +189,11 @@ def run_molt(config: RLBenchConfig, s: SideSettings) -> dict:
 def run_trl(config: RLBenchConfig, s: SideSettings) -> dict:
     import torch
     from datasets import Dataset
-    from peft import LoraConfig
+    from peft import LoraConfig, PeftModel
     from trl import GRPOConfig, GRPOTrainer
 
     from molt.bench.train import step_clock
+    from molt.mint.checkpoints import resolve
     from molt.models import load_model
 
     problems = workload(config)
@@ -218,9 +232,11 @@ def run_trl(config: RLBenchConfig, s: SideSettings) -> dict:
         use_transformers_continuous_batching=config.trl_generation == "continuous_batching",
         generation_kwargs={"eos_token_id": stop_ids},  # molt's end-of-turn tokens, which the engine stops at
     )  # fmt: skip
-    lora = LoraConfig(r=s.rank, lora_alpha=s.alpha, lora_dropout=0.0, target_modules=list(s.targets))
+    model, lora = loaded.model, LoraConfig(r=s.rank, lora_alpha=s.alpha, lora_dropout=0.0, target_modules=list(s.targets))
+    if config.start is not None:
+        model, lora = PeftModel.from_pretrained(model, str(resolve(config.start)), is_trainable=True), None
     clock = step_clock()
-    trainer = TimedGRPOTrainer(model=loaded.model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=lora, callbacks=[clock])
+    trainer = TimedGRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=lora, callbacks=[clock])
     trainer.train()
     steps = [
         {"seconds": seconds, "rollout_seconds": rollout[0], "rollout_tokens": rollout[1], "trained_tokens": tokens, "reward": r, "groups_trained": config.batch, "problems": keys}

@@ -1,7 +1,7 @@
 """The engine loop: continuous batching over one base model and many adapters.
 
 One ``step()`` is: 1 drop aborted → 2 admit → 3 prefill one chunk budget → 4 decode all running rows →
-5 finish → 6 emit. Requests join and leave between steps; one decode batch mixes adapters and
+5 finish → 6 emit. The n samples of one request share the prompt's prefill through the prefix cache. Requests join and leave between steps; one decode batch mixes adapters and
 base-only rows. Prefill is chunked: each step spends at most ``max_prefill_chunk`` prompt tokens,
 in arrival order, over the sequences being prefilled (several short prompts share one forward as
 right-padded rows), interleaved with the decode step, so a long prompt delays running requests
@@ -89,6 +89,8 @@ class LLMEngine:
             Sequence(request_id, i, list(prompt_ids), params, serving, make_generator(params, i))
             for i in range(params.n)
         ]
+        for sibling in sequences[1:]:
+            sibling.leader = sequences[0]
         with self._lock:
             self.waiting.extend(sequences)
 
@@ -127,17 +129,30 @@ class LLMEngine:
             outputs.append(self._emit(seq))
 
     def _admit(self) -> None:
+        held: list[Sequence] = []
         while len(self.decoding) + len(self.prefilling) < self.config.max_num_seqs:
             with self._lock:
                 if not self.waiting:
-                    return
+                    break
                 seq = self.waiting.popleft()
+            if self._after_leader(seq):
+                held.append(seq)
+                continue
             seq.status, seq.slot = Status.PREFILLING, len(self.decoding) + len(self.prefilling)
             if seq.params.prompt_logprobs:
                 seq.prompt_logprobs = [None]
             elif self.config.prefix_cache_mb and not seq.params.return_routing:  # cached K/V carry no routing
                 seq.num_cached = seq.num_computed = self.prefix.load(seq.prefix_root, seq.prompt_ids, self.cache, seq.slot)
             self.prefilling.append(seq)
+        with self._lock:
+            self.waiting.extendleft(reversed(held))
+
+    def _after_leader(self, seq: Sequence) -> bool:
+        """Parallel samples (n > 1) share their prompt's prefill: the first one prefills, the others
+        wait in the queue until it is done, then find the prompt's K/V in the prefix cache."""
+        shares = self.config.prefix_cache_mb and not (seq.params.prompt_logprobs or seq.params.return_routing)
+        waiting_on = seq.leader is not None and seq.leader.status in (Status.WAITING, Status.PREFILLING)
+        return bool(shares and waiting_on and len(seq.prompt_ids) > self.config.prefix_block_size)
 
     def _prefill_chunk(self) -> list[Sequence]:
         """Spend this step's prompt-token budget on the front of the prefilling list, in one

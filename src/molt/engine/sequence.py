@@ -60,6 +60,8 @@ class Sequence:
     output_ids: list[int] = field(default_factory=list)
     output_logprobs: list[float | None] = field(default_factory=list)
     prompt_logprobs: list[float | None] | None = None
+    leader: "Sequence | None" = None
+    """The request's first sample, which prefills the prompt for the others (n > 1)."""
     routes: list[dict[str, torch.Tensor]] = field(default_factory=list)
     """When routing is recorded: per forward, each kind's (T, layers, top_k) for the tokens it fed."""
     emitted_text: str = ""

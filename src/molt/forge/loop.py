@@ -1,10 +1,10 @@
 """``molt rl``: GRPO-style RL for one specialist, training through MinT and sampling through an
 OpenAI-compatible engine.
 
-One step: take ``batch`` problems; for each, sample a group of ``group_size`` answers from the
-revision the engine serves now (concurrently across problems); reward them in their envs;
-advantage = reward − group mean (÷ std with ``normalize``); drop groups whose rewards are all
-equal; turn trajectories into Datums (``trajectory_datums``); ``forward_backward`` with the RL
+One step: take ``batch`` problems (× ``oversample``); for each, sample a group of ``group_size``
+answers from the revision the engine serves now (concurrently across problems); reward them in
+their envs; advantage = reward − group mean (÷ std with ``normalize``); drop groups whose rewards
+are all equal (and keep at most ``batch``); turn trajectories into Datums (``trajectory_datums``); ``forward_backward`` with the RL
 loss, ``optim_step``; save the new revision and hot-load it under the adapter's name.
 
 Everything a run writes goes to its folder: ``metrics.jsonl`` (one line per step),
@@ -38,7 +38,11 @@ class RLConfig:
     """The name the engine serves the policy under (each step hot-loads a new revision)."""
     steps: int = 20
     batch: int = 4
-    """Problems per step."""
+    """Problems per step (groups trained per step, with ``oversample``)."""
+    oversample: int = 1
+    """Sample ``batch × oversample`` problems a step and train the first ``batch`` groups whose
+    rewards differ (DAPO's dynamic sampling): when most groups are solved or failed alike, more of
+    each step's gradient survives."""
     group_size: int = 4
     lr: float = 1e-4
     loss: str = "importance_sampling"
@@ -113,7 +117,7 @@ def train_step(run: Run, step: int, batch: list[EnvGroupBuilder]) -> dict:
         groups = list(pool.map(lambda b: rollout(b, run, config.group_size, config.temperature, config.seed * 100_003 + step), batch))
     sampled = time.perf_counter()
     rewards = [t.reward for g in groups for t in g]
-    kept = informative_groups(groups)
+    kept = informative_groups(groups)[: config.batch]
     datums = [d for g in kept for t, a in zip(g, group_advantages([t.reward for t in g], config.normalize)) for d in trajectory_datums(t, a)]
     metrics = {
         "step": step, "reward_mean": statistics.fmean(rewards), "reward_std": statistics.pstdev(rewards),
@@ -177,7 +181,7 @@ def run_rl(run: Run, resume: bool = False) -> dict:
         write_atomic(log_file, "")
     publish(run, start)
     before = evaluate(run, run.heldout) if start == 0 else None
-    batches = islice(run.train.batches(config.batch, config.seed), start, config.steps)
+    batches = islice(run.train.batches(config.batch * config.oversample, config.seed), start, config.steps)
     for step, batch in enumerate(batches, start):
         metrics = train_step(run, step, batch)
         if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
