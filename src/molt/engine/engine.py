@@ -1,8 +1,8 @@
 """The engine loop: continuous batching over one base model and many adapters.
 
 One ``step()`` is: 1 drop aborted → 2 admit → 3 prefill one chunk budget → 4 decode all running rows →
-5 finish → 6 emit. The n samples of one request share the prompt's prefill through the prefix cache. Requests join and leave between steps; one decode batch mixes adapters and
-base-only rows. Prefill is chunked: each step spends at most ``max_prefill_chunk`` prompt tokens,
+5 finish → 6 emit. Requests join and leave between steps; one decode batch mixes adapters and
+base-only rows; the n samples of one request share the prompt's prefill through the prefix cache. Prefill is chunked: each step spends at most ``max_prefill_chunk`` prompt tokens,
 in arrival order, over the sequences being prefilled (several short prompts share one forward as
 right-padded rows), interleaved with the decode step, so a long prompt delays running requests
 by one chunk per step rather than by its whole length.
@@ -82,7 +82,7 @@ class LLMEngine:
         vocab = self.model.shape.vocab_size
         if any(not 0 <= t < vocab for t in prompt_ids):
             raise RequestError(f"prompt token ids must be in [0, {vocab})")
-        if params.return_routing and not (self.model.moe_layers or self.model.sparse_layers):
+        if params.return_routing and not self.model.routes:
             raise RequestError("return_routed_experts needs a base with routing to record; this model has no MoE or sparse-attention layers")
         serving = self.adapters.get(adapter) if adapter else None
         sequences = [

@@ -31,14 +31,11 @@ from molt.engine.kv_cache import SlotKVCache
 from molt.engine.linear import linear, pack
 from molt.lora.layers import Layout, LoraBatch, ServingAdapter, add_lora, plan_batch
 from molt.models import LoadedModel
-from molt.models.sparse_attention import attended_mask
+from molt.models.moe import is_moe, moe_routers
+from molt.models.sparse_attention import attended_mask, sparse_indexers
 
 FUSED = {"qkv": ("q_proj", "k_proj", "v_proj"), "o": ("o_proj",), "gate_up": ("gate_proj", "up_proj"), "down": ("down_proj",)}
 MLP = ("gate_up", "down")
-
-
-def is_moe(layer: torch.nn.Module) -> bool:
-    return hasattr(layer.mlp, "experts")
 
 
 @dataclass
@@ -77,8 +74,8 @@ class EngineModel:
         inner = self.model.model
         self.embed, self.layers, self.norm, self.rotary = inner.embed_tokens, inner.layers, inner.norm, inner.rotary_emb
         self.qk_norm = hasattr(self.layers[0].self_attn, "q_norm")
-        self.moe_layers = [i for i, layer in enumerate(self.layers) if is_moe(layer)]
-        self.sparse_layers = [i for i, layer in enumerate(self.layers) if hasattr(layer.self_attn, "indexer")]
+        self.routes = bool(moe_routers(self.model) or sparse_indexers(self.model))
+        """Whether the base has routing a forward can record (MoE layers, sparse attention)."""
         self.layout = self._layout()
         self.weights = [self._fuse(i, layer, packed) for i, layer in enumerate(self.layers)]
         self.lm_head = pack(self.model.lm_head.weight.data, packed)

@@ -4,8 +4,9 @@ OpenAI-compatible engine.
 One step: take ``batch`` problems (× ``oversample``); for each, sample a group of ``group_size``
 answers from the revision the engine serves now (concurrently across problems); reward them in
 their envs; advantage = reward − group mean (÷ std with ``normalize``); drop groups whose rewards
-are all equal (and keep at most ``batch``); turn trajectories into Datums (``trajectory_datums``); ``forward_backward`` with the RL
-loss, ``optim_step``; save the new revision and hot-load it under the adapter's name.
+are all equal (and keep at most ``batch``); turn trajectories into Datums (``trajectory_datums``);
+``forward_backward`` with the RL loss, ``optim_step``; save the new revision and hot-load it under
+the adapter's name.
 
 Everything a run writes goes to its folder: ``metrics.jsonl`` (one line per step),
 ``progress.json`` (the last checkpoint, for ``--resume``), ``curves.png`` and ``summary.json``.

@@ -1,9 +1,10 @@
 """Sampling through an OpenAI-compatible server: molt's engine, or vLLM with runtime LoRA updates.
 
 RL needs the exact tokens and the sampler's logprob of each: ``/v1/completions`` with a token-id
-prompt, ``logprobs: 1`` and vLLM's ``return_token_ids``; on a sparse-MoE base also the routing of
-every token (``return_routed_experts``) for the learner to replay. A new revision is hot-loaded under the
-same adapter name (vLLM's ``/v1/load_lora_adapter``), so the next step samples from it.
+prompt, ``logprobs: 1`` and vLLM's ``return_token_ids``; on a base that routes tokens also the
+routing of every token (``return_routed_experts``) for the learner to replay. A new revision is
+hot-loaded under the same adapter name (vLLM's ``/v1/load_lora_adapter``), so the next step
+samples from it.
 """
 
 from dataclasses import dataclass

@@ -29,6 +29,7 @@ from molt.mint.losses import check_inputs, mismatch_metrics, resolve_loss
 from molt.mint import packed, routing
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, TensorData
 from molt.models import LoadedModel, load_model
+from molt.models.moe import moe_routers
 from molt.models.sparse_attention import sparse_indexers
 
 # PEFT asks transformers 5 a question under its deprecated name; the answer is the same.
@@ -69,7 +70,7 @@ class LocalBackend:
         self.loaded.model.to(dtype).requires_grad_(False)
         self.loaded.model.set_attn_implementation(packed.ATTENTION)
         self.tokenizer = self.loaded.tokenizer
-        self.routers = routing.moe_routers(self.loaded.model)
+        self.routers = moe_routers(self.loaded.model)
         self.indexers = sparse_indexers(self.loaded.model)
         self.model: PeftModel | None = None
         self.policies: dict[str, Policy] = {}

@@ -90,12 +90,13 @@ def mismatch_metrics(logprobs: list[torch.Tensor], inputs: list[dict[str, torch.
     """Shares of the tokens with an advantage (or weight) that IcePop masked, TIS truncated and
     routing replay could not replay (when on)."""
     metrics: dict[str, float] = {}
+    replayed = all("replayable" in d for d in inputs)
+    if not (replayed or config.get("icepop_beta") or config.get("tis_cap")):
+        return metrics
     acting = [d["advantages"] != 0 if "advantages" in d else d["weights"] != 0 for d in inputs]
     count = max(1, sum(int(a.sum()) for a in acting))
-    if all("replayable" in d for d in inputs):
+    if replayed:
         metrics["routing_unreplayed:frac"] = sum(int(((d["replayable"] == 0) & a).sum()) for d, a in zip(inputs, acting)) / count
-    if not (config.get("icepop_beta") or config.get("tis_cap")):
-        return metrics
     ratios = [_ratio(lp.detach(), d) for lp, d in zip(logprobs, inputs)]
     if config.get("icepop_beta"):
         masked = sum(int(((_in_band(lp, d, config) == 0) & a).sum()) for lp, d, a in zip(logprobs, inputs, acting))

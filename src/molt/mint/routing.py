@@ -36,11 +36,6 @@ ROUTING_INPUTS = (EXPERTS, WEIGHTS, SPARSE)
 INTEGER_INPUTS = (EXPERTS, SPARSE)
 
 
-def moe_routers(model: torch.nn.Module) -> list[torch.nn.Module]:
-    """The router of each sparse-MoE layer of a causal LM, in layer order."""
-    return [layer.mlp.gate for layer in model.get_decoder().layers if hasattr(layer.mlp, "experts")]
-
-
 def check_routing(inputs: dict[str, torch.Tensor], length: int, routers: list[torch.nn.Module], indexers: list[SparseIndexer]) -> None:
     """A datum's routing inputs, if any, match its length and the base's routed layers and top_k."""
     if WEIGHTS in inputs and EXPERTS not in inputs:
