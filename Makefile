@@ -6,7 +6,7 @@ STAMP := $(VENV)/.molt-installed
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install services clean
+.PHONY: up test install services proto clean
 
 up: install
 	$(BIN)/molt up
@@ -29,6 +29,12 @@ services:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
 		echo "installing PostgreSQL (Debian package postgresql) for the tests"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
+# Regenerates src/molt/mint/wire_pb2.py after an edit of wire.proto (protoc from grpcio-tools,
+# in a throwaway environment: molt itself needs only the protobuf runtime).
+proto:
+	$(PYTHON) -m venv /tmp/molt-protoc && /tmp/molt-protoc/bin/pip install --quiet grpcio-tools
+	cd src && /tmp/molt-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. molt/mint/wire.proto
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

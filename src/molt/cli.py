@@ -534,7 +534,8 @@ def rl(
     normalize: Annotated[bool, typer.Option("--normalize", help="Divide advantages by the group's standard deviation.")] = False,
     temperature: Annotated[float, typer.Option(help="Sampling temperature of the rollouts.")] = 1.0,
     rank: Annotated[int, typer.Option(min=1, help="LoRA rank of the policy.")] = 16,
-    train_size: Annotated[int, typer.Option(min=1, help="Training problems generated from the family's train split.")] = 200,
+    train_size: Annotated[int, typer.Option(min=1, help="Training problems generated from the family's --train-split.")] = 200,
+    train_split: Annotated[Optional[str], typer.Option(help="Family split the problems are drawn from: train (what the specialist was fine-tuned on) or wording (the same things in new words); default: the environment's (tool_calls: wording, others: train). Held-out problems are always the heldout split.")] = None,
     heldout_size: Annotated[int, typer.Option(min=1, help="Held-out problems (never sampled in training), scored greedily.")] = 30,
     eval_every: Annotated[int, typer.Option(min=1, help="Steps between held-out evaluations.")] = 5,
     checkpoint_every: Annotated[int, typer.Option(min=1, help="Steps between checkpoints (for --resume).")] = 5,
@@ -562,6 +563,8 @@ def rl(
         fail(e)
     if env not in ENVS:
         fail(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
+    if train_split not in (None, "train", "wording"):
+        fail(f"--train-split must be train or wording, not {train_split!r} (the heldout split is never trained on)")
     contract = _trained_hcp(hcp) if start == "specialist" else _hcp(hcp)
     start_path, rank = _rl_start(start, contract, ENVS[env].label, rank)
 
@@ -578,9 +581,9 @@ def rl(
         temperature=temperature, max_tokens=ENVS[env].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
         routing_replay=routed if routing_replay is None else routing_replay,
     )  # fmt: skip
-    with _rl_progress(steps) as on_step, rl_run(config, env, contract, model, rank, train_size, heldout_size, engine_url, mint_url, folder=out, start=start_path) as run:
+    with _rl_progress(steps) as on_step, rl_run(config, env, contract, model, rank, train_size, heldout_size, engine_url, mint_url, folder=out, start=start_path, train_split=train_split) as run:
         run.on_step = on_step
-        err.print(f"[dim]{env} ({ENVS[env].about}): {len(run.train.problems())} training problems, {len(run.heldout)} held out; from {start_path or 'a fresh LoRA'}; run folder {run.folder}[/]")
+        err.print(f"[dim]{env} ({ENVS[env].about}): {len(run.train.problems())} training problems ({train_split or ENVS[env].train_split} split), {len(run.heldout)} held out; from {start_path or 'a fresh LoRA'}; run folder {run.folder}[/]")
         summary = run_rl(run, resume=resume)
     table = Table("", "value", title=f"molt rl --env {env}")
     for key, value in summary.items():

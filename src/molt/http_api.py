@@ -45,12 +45,15 @@ def install_validation_handler(app: FastAPI) -> None:
         return validation_error_json(e)
 
 
-def authorised(header: str | None, token: str | None) -> bool:
-    """True when no token is configured, or the request carries ``Bearer <token>``."""
+def authorised(headers: Headers, token: str | None) -> bool:
+    """True when no token is configured, or the request carries it: ``Authorization: Bearer
+    <token>`` (OpenAI clients) or ``X-API-Key: <token>`` (the Tinker SDK)."""
     if token is None:
         return True
-    scheme, _, given = (header or "").partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(given.encode(), token.encode())
+    scheme, _, given = (headers.get("authorization") or "").partition(" ")
+    if scheme.lower() != "bearer":
+        given = headers.get("x-api-key") or ""
+    return hmac.compare_digest(given.encode(), token.encode())
 
 
 def api_key(given: str | None) -> str | None:
@@ -71,8 +74,8 @@ class Guard:
         if scope["type"] != "http" or not scope["path"].startswith(self.prefixes):
             return await self.app(scope, receive, send)
         headers = Headers(scope=scope)
-        if not authorised(headers.get("authorization"), self.token):
-            return await error_json(401, "missing or wrong bearer token", "AuthenticationError")(scope, receive, send)
+        if not authorised(headers, self.token):
+            return await error_json(401, "missing or wrong API key (Authorization: Bearer, or X-API-Key)", "AuthenticationError")(scope, receive, send)
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_body_bytes:
             return await self.too_large(int(declared))(scope, receive, send)

@@ -23,9 +23,11 @@ def url():
 def test_errors_are_json_with_a_type_and_status(url):
     with httpx.Client(base_url=url) as http:
         bad = http.post("/api/v1/forward_backward", json={"model_id": "x", "data": "not a list", "loss_fn": "cross_entropy"})
-        assert bad.status_code == 400 and bad.json()["error"]["type"] == "ValueError" and "data" in bad.json()["error"]["message"]
+        assert bad.status_code == 400 and "protobuf" in bad.json()["detail"]
+        garbage = http.post("/api/v1/forward_backward", content=b"\xff\xff", headers={"content-type": "application/x-protobuf"})
+        assert garbage.status_code == 400 and "ForwardBackwardRequest" in garbage.json()["detail"]
         unknown = http.post("/api/v1/optim_step", json={"model_id": "run-missing", "adam_params": {}})
-        assert unknown.status_code == 404 and "run-missing" in unknown.json()["error"]["message"]
+        assert unknown.status_code == 404 and "run-missing" in unknown.json()["detail"] and unknown.json()["error_type"] == "UnknownIdError"
         assert http.post("/api/v1/retrieve_future", json={"request_id": "req-none"}).status_code == 404
         assert http.post("/api/v1/frobnicate", json={}).status_code == 404
         not_json = http.post("/api/v1/create_model", content=b"{", headers={"content-type": "application/json"})

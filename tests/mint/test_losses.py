@@ -113,5 +113,5 @@ def test_mismatch_metrics_count_only_tokens_with_an_advantage():
     # the fifth position is a prompt token (sampler logprob 0, advantage 0): its ratio e^-0.5 is
     # outside the band but it is not counted
     metrics = mismatch_metrics(learner, inputs, {"icepop_beta": 1.4, "tis_cap": 1.2})
-    assert metrics == pytest.approx({"icepop_masked:frac": 2 / 4, "tis_truncated:frac": 1 / 4})
+    assert metrics == pytest.approx({"icepop_masked:mean": 2 / 4, "tis_truncated:mean": 1 / 4})
     assert mismatch_metrics(learner, inputs, {"icepop_beta": 0.0, "tis_cap": 0.0}) == {}

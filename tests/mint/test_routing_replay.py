@@ -119,7 +119,7 @@ def test_unreplayable_positions_are_masked_from_the_loss(sampled, learner):
     advantages = [0.0] * first + [0.0 if i in (2, 5) else 1.0 for i in range(len(answer))]
     expected = backend.forward_backward(policy, [datum(sampled, experts, weights, advantages)], "importance_sampling", None, backward=False)
     assert out.metrics["loss:sum"] == pytest.approx(expected.metrics["loss:sum"], abs=1e-4)
-    assert out.metrics["routing_unreplayed:frac"] == pytest.approx(2 / len(answer))
+    assert out.metrics["routing_unreplayed:mean"] == pytest.approx(2 / len(answer))
 
 
 def test_bad_routing_inputs_are_refused(sampled, learner):
@@ -205,7 +205,7 @@ def test_unreplayable_attention_rows_are_masked(sampled_sparse, sparse_learner):
     advantages = [0.0] * first + [0.0 if i in (1, 4) else 1.0 for i in range(len(answer))]
     expected = backend.forward_backward(policy, [sparse_datum(sampled_sparse, positions, advantages)], "importance_sampling", None, backward=False)
     assert out.metrics["loss:sum"] == pytest.approx(expected.metrics["loss:sum"], abs=1e-4)
-    assert out.metrics["routing_unreplayed:frac"] == pytest.approx(2 / len(answer))
+    assert out.metrics["routing_unreplayed:mean"] == pytest.approx(2 / len(answer))
 
 
 def test_routing_of_a_kind_the_base_lacks_is_refused(sampled, sampled_sparse, learner, sparse_learner):

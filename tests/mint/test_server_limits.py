@@ -57,12 +57,12 @@ def test_a_full_queue_is_busy_and_clears_when_the_work_is_done():
 def test_over_http_limits_are_400_and_a_busy_base_is_429():
     service = LocalService(limits=LIMITS)
     with ServerThread(create_app(service)) as url:
-        refused = httpx.post(f"{url}/api/v1/create_model", json={"base_model": "embedded", "lora_config": {"rank": 4}})
-        assert refused.status_code == 400 and "not served here" in refused.json()["error"]["message"]
-        session = httpx.post(f"{url}/api/v1/create_sampling_session", json={"base_model": "tiny"}).json()["sampling_session_id"]
+        refused = httpx.post(f"{url}/api/v1/create_model", json={"session_id": "s", "base_model": "embedded", "lora_config": {"rank": 4}})
+        assert refused.status_code == 400 and "not served here" in refused.json()["detail"]
+        session = httpx.post(f"{url}/api/v1/create_sampling_session", json={"session_id": "s", "base_model": "tiny"}).json()["sampling_session_id"]
         release = threading.Event()
         service._samplers[session].worker.submit(release.wait)
         body = {"sampling_session_id": session, "prompt": {"chunks": [{"tokens": [1, 2]}]}, "num_samples": 1, "sampling_params": {"max_tokens": 1}}
-        busy = httpx.post(f"{url}/api/v1/sample", json=body)
+        busy = httpx.post(f"{url}/api/v1/asample", json=body)
         release.set()
-    assert busy.status_code == 429 and busy.json()["error"]["type"] == "BusyError"
+    assert busy.status_code == 429 and busy.json()["error_type"] == "BusyError"

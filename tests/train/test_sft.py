@@ -118,7 +118,7 @@ def test_sft_over_http_and_the_cli(dataset):
         ])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output[result.output.index("{"):])
-    assert out["revision"].startswith("molt://run-") and out["revision"].endswith("/remote")
+    assert out["revision"].startswith("molt://session-") and out["revision"].endswith("/remote")
     assert out["eval_loss_after"] < out["eval_loss_before"] and out["tokens_per_s"] > 0
     assert (resolve(out["revision"]) / "adapter_config.json").is_file()
     assert json.loads(Path(out["manifest"]).read_text())["revision"] == out["revision"]

@@ -130,7 +130,7 @@ def train_step(run: Run, step: int, batch: list[EnvGroupBuilder]) -> dict:
         outputs = [run.training.forward_backward(chunk, config.loss, config.loss_config).result() for chunk in chunks]
         run.training.optim_step(AdamParams(learning_rate=config.lr)).result()
         metrics["loss"] = sum(o.metrics["loss:sum"] for o in outputs)
-        for key in {k for o in outputs for k in o.metrics if k.endswith(":frac")}:  # per-call shares, weighted by the call's datums
+        for key in {k for o in outputs for k in o.metrics if k.endswith(":mean")}:  # per-call shares, weighted by the call's datums
             metrics[key] = sum(o.metrics.get(key, 0.0) * len(c) for o, c in zip(outputs, chunks)) / len(datums)
         metrics["sampler_learner_kl"] = _kl(datums, [out for o in outputs for out in o.loss_fn_outputs])
         metrics["trained_tokens"] = sum(d.model_input.length for d in datums)

@@ -6,6 +6,8 @@
 - A training state is the LoRA weights (safetensors), the AdamW moments (safetensors) and the
   rest as JSON: never pickle. Loading it with the optimizer reproduces the uninterrupted run.
 - Revisions and states are written once: saving under an existing name is an error.
+- The same checkpoints have Tinker's names too (``molt mint serve`` answers with them):
+  ``tinker://<run>/sampler_weights/<name>`` and ``tinker://<run>/weights/<name>``.
 """
 
 import json
@@ -20,6 +22,7 @@ from molt.lora.format import read_adapter, write_adapter
 from molt.mint.backend import Policy
 
 SCHEME = "molt://"
+TINKER = "tinker://"
 
 
 class CheckpointError(ValueError):
@@ -31,15 +34,35 @@ def adapters_root() -> Path:
 
 
 def resolve(path: str) -> Path:
-    """The folder behind a ``molt://`` path (sampler revision or training state)."""
+    """The folder behind a ``molt://`` or ``tinker://`` path (sampler revision or training state)."""
+    path = molt_path(path)
     if not path.startswith(SCHEME):
-        raise CheckpointError(f"{path!r} is not a molt:// path")
+        raise CheckpointError(f"{path!r} is not a molt:// or tinker:// path")
     parts = path[len(SCHEME) :].split("/")
     if len(parts) == 2 and all(parts):
         return _inside(adapters_root() / parts[0] / parts[1])
     if len(parts) == 3 and parts[1] == "state" and parts[0] and parts[2]:
         return _inside(molt_home() / "mint" / parts[0] / "state" / parts[2])
     raise CheckpointError(f"{path!r}: expected molt://<run>/<name> or molt://<run>/state/<name>")
+
+
+def molt_path(path: str) -> str:
+    """A ``tinker://`` checkpoint path in molt's spelling (other paths unchanged)."""
+    if not path.startswith(TINKER):
+        return path
+    parts = path[len(TINKER) :].split("/")
+    if len(parts) != 3 or parts[1] not in ("weights", "sampler_weights") or not all(parts):
+        raise CheckpointError(f"{path!r}: expected tinker://<run>/weights/<name> or tinker://<run>/sampler_weights/<name>")
+    run, kind, name = parts
+    return f"{SCHEME}{run}/state/{name}" if kind == "weights" else f"{SCHEME}{run}/{name}"
+
+
+def tinker_path(path: str) -> str:
+    """A run's ``molt://`` checkpoint path in Tinker's spelling (registry store paths unchanged)."""
+    if not path.startswith(SCHEME) or path.startswith(f"{SCHEME}store/"):
+        return path
+    parts = path[len(SCHEME) :].split("/")
+    return f"{TINKER}{parts[0]}/weights/{parts[2]}" if len(parts) == 3 else f"{TINKER}{parts[0]}/sampler_weights/{parts[1]}"
 
 
 def _inside(folder: Path) -> Path:
@@ -70,7 +93,7 @@ def save_sampler_weights(model, policy: Policy, base_model: str, run: str, name:
     return path
 
 
-def save_state(model, policy: Policy, run: str, name: str) -> str:
+def save_state(model, policy: Policy, base_model: str, run: str, name: str) -> str:
     path = f"{SCHEME}{run}/state/{name}"
     folder = resolve(path)
     named = _named_parameters(model, policy)
@@ -82,7 +105,7 @@ def save_state(model, policy: Policy, run: str, name: str) -> str:
             for key, value in policy.optimizer.state.get(p, {}).items():
                 moments[f"{n}::{key}"] = value.detach().reshape(-1).contiguous() if key == "step" else value.detach().contiguous()
         save_file(moments, tmp / "optimizer.safetensors")
-        meta = {"config": policy.config.model_dump(), "steps": policy.steps, "parameters": list(named)}
+        meta = {"config": policy.config.model_dump(), "base_model": base_model, "steps": policy.steps, "parameters": list(named)}
         (tmp / "state.json").write_text(json.dumps(meta, indent=2))
 
     if not build_once(folder, build):
@@ -138,3 +161,12 @@ def load_sampler_weights(model, policy: Policy, path: str) -> None:
 def _named_parameters(model, policy: Policy) -> dict[str, torch.nn.Parameter]:
     """Policy parameters by a name that does not depend on the policy's own adapter name."""
     return {n.replace(f".{policy.name}.", ".policy."): p for n, p in model.named_parameters() if f".{policy.name}." in n and "lora_" in n}
+
+
+def list_checkpoints(run: str) -> list[tuple[str, str, Path]]:
+    """A run's saved checkpoints as (Tinker kind, name, folder): ``weights`` for training states,
+    ``sampler_weights`` for sampler revisions."""
+    states, samplers = resolve(f"{SCHEME}{run}/state/x").parent, resolve(f"{SCHEME}{run}/x").parent
+    found = [("weights", f.name, f) for f in sorted(states.iterdir()) if (f / "state.json").is_file()] if states.is_dir() else []
+    found += [("sampler_weights", f.name, f) for f in sorted(samplers.iterdir()) if (f / "adapter_config.json").is_file()] if samplers.is_dir() else []
+    return found

@@ -96,13 +96,13 @@ def mismatch_metrics(logprobs: list[torch.Tensor], inputs: list[dict[str, torch.
     acting = [d["advantages"] != 0 if "advantages" in d else d["weights"] != 0 for d in inputs]
     count = max(1, sum(int(a.sum()) for a in acting))
     if replayed:
-        metrics["routing_unreplayed:frac"] = sum(int(((d["replayable"] == 0) & a).sum()) for d, a in zip(inputs, acting)) / count
+        metrics["routing_unreplayed:mean"] = sum(int(((d["replayable"] == 0) & a).sum()) for d, a in zip(inputs, acting)) / count
     ratios = [_ratio(lp.detach(), d) for lp, d in zip(logprobs, inputs)]
     if config.get("icepop_beta"):
         masked = sum(int(((_in_band(lp, d, config) == 0) & a).sum()) for lp, d, a in zip(logprobs, inputs, acting))
-        metrics["icepop_masked:frac"] = masked / count
+        metrics["icepop_masked:mean"] = masked / count
     if config.get("tis_cap"):
-        metrics["tis_truncated:frac"] = sum(int(((r > config["tis_cap"]) & a).sum()) for r, a in zip(ratios, acting)) / count
+        metrics["tis_truncated:mean"] = sum(int(((r > config["tis_cap"]) & a).sum()) for r, a in zip(ratios, acting)) / count
     return metrics
 
 

@@ -90,8 +90,11 @@ class LocalService:
         self._samplers: dict[str, SamplingSession] = {}
         self._engines = SamplingEngines(self.dtype)
 
-    def create_model(self, request: CreateModelRequest) -> str:
+    def create_model(self, request: CreateModelRequest, name: str | None = None) -> str:
+        """A new training run; ``name``: its model_id (default: a fresh ``run-…``)."""
         self.limits.check_base(request.base_model)
+        if name is not None and name in self._runs:
+            raise LimitError(f"a training run named {name!r} exists")
         if request.lora_config.rank > self.limits.max_rank:
             raise LimitError(f"LoRA rank {request.lora_config.rank} is over this server's limit of {self.limits.max_rank}")
         if len(self._runs) >= self.limits.max_runs:
@@ -99,12 +102,13 @@ class LocalService:
         if request.base_model not in self._backends:
             self._backends[request.base_model] = (LocalBackend(request.base_model, self.dtype), OrderedWorker(f"mint-{request.base_model}"))
         backend, worker = self._backends[request.base_model]
-        policy = backend.create_policy(f"run-{uuid.uuid4().hex[:12]}", request.lora_config)
+        policy = backend.create_policy(name or f"run-{uuid.uuid4().hex[:12]}", request.lora_config)
         self._runs[policy.name] = TrainingRun(backend, policy, worker)
         return policy.name
 
-    def create_sampler(self, request: CreateSamplerRequest) -> str:
-        """A session sampling a saved revision (``model_path``, a molt:// path) or the bare base."""
+    def create_sampler(self, request: CreateSamplerRequest, name: str | None = None) -> str:
+        """A session sampling a saved revision (``model_path``, a molt:// or tinker:// path) or the
+        bare base; ``name``: its id (default: a fresh ``sampler-…``)."""
         base_model = request.base_model
         if base_model is None:
             if request.model_path is None:
@@ -113,9 +117,17 @@ class LocalService:
         self.limits.check_base(base_model)
         if len(self._samplers) >= self.limits.max_samplers:
             raise LimitError(f"this server holds {len(self._samplers)} sampling sessions, its limit")
-        session_id = f"sampler-{uuid.uuid4().hex[:12]}"
+        session_id = name or f"sampler-{uuid.uuid4().hex[:12]}"
         self._samplers[session_id] = self._engines.session(base_model, request.model_path)
         return session_id
+
+    def sampler(self, session_id: str) -> SamplingSession:
+        if session_id not in self._samplers:
+            raise UnknownIdError(f"unknown sampling_session_id {session_id!r}")
+        return self._samplers[session_id]
+
+    def runs(self) -> dict[str, TrainingRun]:
+        return dict(self._runs)
 
     def run(self, model_id: str) -> TrainingRun:
         if model_id not in self._runs:
@@ -130,9 +142,7 @@ class LocalService:
             raise UnknownIdError(f"unknown operation {op!r}; known: {', '.join(REQUESTS)}")
         self.check_size(request)
         if op in ("sample", "compute_logprobs"):
-            if request.sampling_session_id not in self._samplers:
-                raise UnknownIdError(f"unknown sampling_session_id {request.sampling_session_id!r}")
-            session = self._samplers[request.sampling_session_id]
+            session = self.sampler(request.sampling_session_id)
             return self.queued(session.worker, getattr(session, op), request)
         run = self.run(request.model_id)
         return self.queued(run.worker, getattr(self, f"_{op}"), run, request)
@@ -164,7 +174,7 @@ class LocalService:
 
     def _save_state(self, run: TrainingRun, r: SaveRequest) -> str:
         with run.backend.lock:
-            return checkpoints.save_state(run.backend.model, run.policy, run.policy.name, r.name)
+            return checkpoints.save_state(run.backend.model, run.policy, run.backend.base_model, run.policy.name, r.name)
 
     def _load_state(self, run: TrainingRun, r: LoadStateRequest) -> None:
         with run.backend.lock:

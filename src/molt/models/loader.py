@@ -84,15 +84,17 @@ def load_model(source: str = "embedded", *, dtype: torch.dtype = torch.float32, 
     )
 
 
-def load_tokenizer(source: str = "embedded") -> PreTrainedTokenizerBase:
-    """The tokenizer of a base model without loading its weights (GGUF sources: from the cached extract)."""
+def tokenizer_folder(source: str = "embedded") -> Path:
+    """The Hugging Face folder holding a base model's tokenizer (GGUF sources: the cached extract)."""
     spec = resolve_source(source)
     if spec.kind == "tiny":
-        folder = tokenizer_dir(embedded_gguf_path())
-    elif spec.kind == "gguf":
-        folder = tokenizer_dir(spec.path)
-    else:
-        folder = spec.path
+        return tokenizer_dir(embedded_gguf_path())
+    return tokenizer_dir(spec.path) if spec.kind == "gguf" else spec.path
+
+
+def load_tokenizer(source: str = "embedded") -> PreTrainedTokenizerBase:
+    """The tokenizer of a base model without loading its weights (GGUF sources: from the cached extract)."""
+    folder = tokenizer_folder(source)
     try:
         return AutoTokenizer.from_pretrained(folder, local_files_only=True)
     except Exception as e:
