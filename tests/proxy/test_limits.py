@@ -29,7 +29,7 @@ def test_bearer_token_from_the_environment(engine_url, monkeypatch):
     monkeypatch.setenv("MOLT_TEST_PROXY_TOKEN", "s3cret-token")
     with ServerThread(create_app(with_auth(engine_url))) as url:
         for key in ("wrong", "unused"):
-            with pytest.raises(openai.AuthenticationError, match="bearer token"):
+            with pytest.raises(openai.AuthenticationError, match="wrong API key"):
                 openai.OpenAI(base_url=f"{url}/v1", api_key=key).chat.completions.create(model="molt", messages=[CODE_Q])
         reply = openai.OpenAI(base_url=f"{url}/v1", api_key="s3cret-token").chat.completions.create(model="molt", messages=[CODE_Q])
         assert reply.choices[0].message.content == CODE_A
