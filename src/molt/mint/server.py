@@ -47,6 +47,8 @@ LONG_POLL_SECONDS = 25.0
 """How long one retrieve_future waits for a result (the SDK gives up on a poll after 45 s)."""
 KEEP_SECONDS = 600.0
 """Finished results are kept this long (a client may poll again after a dropped answer)."""
+MAX_BODY_BYTES = 256 << 20
+"""A forward_backward of max_data long datums fits well under this."""
 GAP_SECONDS = 30.0
 """A run's call waits this long for the calls with lower seq_ids before it runs anyway (a client
 that reserved a seq_id and never sent it must not stall its run)."""
@@ -152,10 +154,18 @@ class TinkerState:
         return request_id, future
 
     def forget_stale(self) -> None:
+        """Drop finished results past ``KEEP_SECONDS``, and with them the retry records that point
+        at them (the SDK stops retrying long before), so a long session does not grow without bound."""
         now = time.monotonic()
         for request_id, pending in list(self.futures.items()):
             if pending.future.done() and now - pending.created > KEEP_SECONDS:
                 self.futures.pop(request_id, None)
+        for key, request_id in list(self.samples.items()):
+            if request_id not in self.futures:
+                self.samples.pop(key, None)
+        for sequencer in self.sequencers.values():
+            with sequencer.lock:
+                sequencer.seen = {seq: rid for seq, rid in sequencer.seen.items() if rid in self.futures or seq in sequencer.parked}
 
     def run_call(self, model_id: str, seq_id: int | None, op: str, request) -> str:
         """Queue one training call in its run's seq_id order; errors a call can have before it
@@ -216,7 +226,7 @@ def now_iso(timestamp: float | None = None) -> str:
     return datetime.fromtimestamp(timestamp if timestamp is not None else time.time(), UTC).isoformat()
 
 
-def create_app(service: LocalService, token: str | None = None, max_body_bytes: int = 256 << 20) -> FastAPI:
+def create_app(service: LocalService, token: str | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
     app = FastAPI(title="molt MinT", summary="LoRA training and sampling over the Tinker HTTP protocol")
     app.add_middleware(Guard, prefixes=("/api/",), max_body_bytes=max_body_bytes, token=token)
     state = TinkerState(service)
