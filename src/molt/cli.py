@@ -47,7 +47,7 @@ registry_app = command_group("registry", "Records of every base, adapter revisio
 console = Console()
 err = Console(stderr=True)
 PROXY_LIMITS = Limits()
-API_KEY_HELP = "Bearer token every API request must carry (401 without it); default: no auth."
+API_KEY_HELP = "Key every API request must carry, as a bearer token or X-API-Key (401 without it); default: no auth."
 
 
 def fail(error: object, code: int = 2) -> NoReturn:
@@ -196,7 +196,7 @@ def engine_serve(
         app = create_app(config, _load(model), token=api_key)
     except (ValidationError, AdapterError) as e:
         fail(e)
-    auth = "bearer token required" if api_key else "no auth"
+    auth = "API key required" if api_key else "no auth"
     err.print(f"molt engine: {config.base_name} on http://{host}:{port}/v1 (dtype {config.torch_dtype}, adapters root {config.adapters_root}, {auth})")
     serve(app, host, port)
 
@@ -209,8 +209,10 @@ def mint_serve(
     base: Annotated[Optional[list[str]], typer.Option(help="A base model source clients may train and sample (repeatable); default: embedded.")] = None,
     api_key: Annotated[Optional[str], typer.Option(help=API_KEY_HELP, envvar=API_KEY_ENV, show_envvar=True)] = None,
 ) -> None:
-    """Serve MinT over HTTP for ServiceClient(base_url=...): bases load on first use, futures by id.
-    Only the bases named by --base are served, with caps on LoRA rank, runs, samples and queue depth."""
+    """Serve MinT over the Tinker HTTP protocol: the tinker SDK (TINKER_BASE_URL, a tml- key) or
+    molt's ServiceClient(base_url=...) train and sample here. Only the bases named by --base are
+    served, with caps on LoRA rank, runs, samples and queue depth. Runs live in memory: after a
+    restart, resume from a saved state (create_training_client_from_state)."""
     from molt.http_server import serve
     from molt.mint.server import create_app
     from molt.mint.service import LocalService, MintLimits
@@ -219,7 +221,7 @@ def mint_serve(
         service = LocalService(dtype, MintLimits(bases=tuple(base or ["embedded"])))
     except ValueError as e:
         fail(e)
-    auth = "bearer token required" if api_key else "no auth"
+    auth = "API key required" if api_key else "no auth"
     err.print(f"molt mint: http://{host}:{port} (bases {', '.join(service.limits.bases)}; dtype {str(service.dtype).removeprefix('torch.')}; checkpoints under $MOLT_HOME; {auth})")
     serve(create_app(service, token=api_key), host, port)
 

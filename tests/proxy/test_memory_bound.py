@@ -4,10 +4,15 @@
 (measured here: +70 MiB over the first 3,000 conversations, then +1-4 MiB per further 1,000), so
 the last 2,000 of 5,000 may add at most 30 MiB.
 ``MOLT_CONVERSATIONS=10000 pytest tests/proxy/test_memory_bound.py -s`` for the full figure. The engine's prefix cache is kept small: it is bounded by its own setting
-and would otherwise dominate the figure."""
+and would otherwise dominate the figure. The conversations run in a fresh process, so that what
+other tests left behind in pytest's process (threads, caches) does not enter the figure."""
 
 import asyncio
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 from sqlalchemy import func, select
@@ -39,9 +44,11 @@ def rows(engine, table) -> int:
         return session.scalar(select(func.count()).select_from(table))
 
 
-def test_many_conversations_stay_within_memory_and_retention(tmp_path):
-    db = f"sqlite:///{tmp_path / 'molt.db'}"
-    engine_config = EngineConfig(model="tiny", dtype="float32", adapters_root=tmp_path, max_num_seqs=16, prefix_cache_mb=4)
+def converse_and_measure(folder: Path) -> list[tuple[int, float, int]]:
+    """Holds CONVERSATIONS conversations with a proxy over a tiny engine; checks retention and
+    returns (conversations, resident MiB, stored conversations) after each thousand."""
+    db = f"sqlite:///{folder / 'molt.db'}"
+    engine_config = EngineConfig(model="tiny", dtype="float32", adapters_root=folder, max_num_seqs=16, prefix_cache_mb=4)
     with ServerThread(create_engine_app(engine_config, load_model("tiny"))) as engine_url:
         data = hcp(f"{engine_url}/v1").model_dump(exclude_none=True)
         for specialist in data["specialists"]:
@@ -66,7 +73,7 @@ def test_many_conversations_stay_within_memory_and_retention(tmp_path):
                     for start in range(0, CONVERSATIONS, 1000):
                         await asyncio.gather(*(one(i) for i in range(start, min(CONVERSATIONS, start + 1000))))
                         figures.append((start + 1000, resident_mib(), rows(database, StoredConversation)))
-                        print(f"{start + 1000} conversations: resident {figures[-1][1]:.0f} MiB, stored {figures[-1][2]}")
+                        print(f"{start + 1000} conversations: resident {figures[-1][1]:.0f} MiB, stored {figures[-1][2]}", file=sys.stderr)
 
             asyncio.run(converse())
             assert len(app.state.service.store) == RETENTION["cached_conversations"]  # memory holds the newest only
@@ -74,6 +81,19 @@ def test_many_conversations_stay_within_memory_and_retention(tmp_path):
                 assert stored <= RETENTION["max_conversations"] + PRUNE_EVERY + 16
         assert rows(database, StoredConversation) == RETENTION["max_conversations"]  # a clean stop prunes to the bound
         assert rows(database, ExperienceTurn) == RETENTION["max_turns"]
-        warm = figures[max(0, len(figures) - 3)][1]  # after CONVERSATIONS - 2,000
-        print(f"resident memory: {figures[0][1]:.0f} MiB after 1,000 conversations, {warm:.0f} after {CONVERSATIONS - 2000:,}, {figures[-1][1]:.0f} after {CONVERSATIONS:,}")
-        assert figures[-1][1] - warm < 30
+    return figures
+
+
+def test_many_conversations_stay_within_memory_and_retention(tmp_path):
+    run = subprocess.run([sys.executable, __file__, str(tmp_path)], capture_output=True, text=True, timeout=1200)
+    print(run.stderr[-4000:])
+    assert run.returncode == 0, run.stderr[-4000:]
+    figures = json.loads(run.stdout.strip().splitlines()[-1])
+    assert len(figures) == -(-CONVERSATIONS // 1000)
+    warm = figures[max(0, len(figures) - 3)][1]  # after CONVERSATIONS - 2,000
+    print(f"resident memory: {figures[0][1]:.0f} MiB after 1,000 conversations, {warm:.0f} after {CONVERSATIONS - 2000:,}, {figures[-1][1]:.0f} after {CONVERSATIONS:,}")
+    assert figures[-1][1] - warm < 30
+
+
+if __name__ == "__main__":
+    print(json.dumps(converse_and_measure(Path(sys.argv[1]))))

@@ -8,7 +8,8 @@ The protocol, as the SDK speaks it (``molt.mint.wire`` holds the bodies):
 - Work is asynchronous: every training or sampling call answers ``{"request_id"}`` at once, and
   ``retrieve_future`` long-polls its result (``{"type": "try_again"}`` after ``LONG_POLL_SECONDS``).
   A failed request's result is ``{"error", "category"}``; forward / forward_backward and sample
-  results are protobuf, the rest JSON.
+  results are protobuf, the rest JSON. ``cancel_future`` drops a sample the client abandoned
+  while it still waits in the sampler's queue (one already running finishes, unread).
 - A training run is ``{session}:train:{n}``; its calls carry ``seq_id`` 1, 2, 3… and run in that
   order, even when they arrive out of order (the SDK sends a large batch's chunks in parallel).
   A call repeated with a ``seq_id`` already seen (a client retry) gets the first call's
@@ -140,6 +141,8 @@ class TinkerState:
         self.futures: dict[str, Pending] = {}
         self.sequencers: dict[str, Sequencer] = {}
         self.samples: dict[tuple[str, int], str] = {}
+        self.sampling: dict[str, Future] = {}
+        """request_id → the sampler's own future for that sample (cancel_future cancels it)."""
         self.created: dict[str, str] = {}
         """model_id → the request that created it (a retried create gets the same answer)."""
         self.touched: dict[str, float] = {}
@@ -163,6 +166,9 @@ class TinkerState:
         for key, request_id in list(self.samples.items()):
             if request_id not in self.futures:
                 self.samples.pop(key, None)
+        for request_id, work in list(self.sampling.items()):
+            if work.done():
+                self.sampling.pop(request_id, None)
         for sequencer in self.sequencers.values():
             with sequencer.lock:
                 sequencer.seen = {seq: rid for seq, rid in sequencer.seen.items() if rid in self.futures or seq in sequencer.parked}
@@ -201,9 +207,15 @@ class TinkerState:
         return request_id
 
 
+class CancelledByClient(RuntimeError):
+    """The client abandoned this request (cancel_future) before it ran."""
+
+
 def chain(source: Future, target: Future) -> None:
     def copy(done: Future) -> None:
-        if done.exception() is not None:
+        if done.cancelled():
+            target.set_exception(CancelledByClient("cancelled by the client before it ran"))
+        elif done.exception() is not None:
             target.set_exception(done.exception())
         else:
             target.set_result(done.result())
@@ -250,7 +262,7 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
 
     @app.post("/api/v1/client/dynamic_config")
     def dynamic_config() -> dict:
-        return {}
+        return {"sample_cancel_enabled": True}
 
     @app.post("/api/v1/create_session")
     def create_session(body: dict) -> dict:
@@ -406,6 +418,7 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
             future = service.submit("sample", request)
             request_id, slot = state.new_request("sample")
             chain(future._future, slot)
+            state.sampling[request_id] = future._future
             if r.seq_id is not None:
                 state.samples[key] = request_id
         return {"request_id": request_id, "sample_sequence_ids": [f"{request_id}:{i}" for i in range(r.num_samples)]}
@@ -416,7 +429,7 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
     async def retrieve_future(body: dict):
         r = wire.RetrieveFuture.model_validate(body)
         if r.request_id not in state.futures:
-            raise UnknownIdError(f"unknown request_id {r.request_id!r}: this server never issued it, or it restarted since")
+            raise UnknownIdError(f"unknown request_id {r.request_id!r}: this server never issued it, or it restarted since (runs and results live in memory: resume from your last save_state)")
         pending = state.futures[r.request_id]
         try:
             result = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(pending.future)), LONG_POLL_SECONDS)
@@ -425,6 +438,14 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
         except Exception as e:
             return failure(e)
         return encode(pending.op, result)
+
+    @app.post("/api/v1/cancel_future")
+    def cancel_future(body: dict) -> None:
+        request_id = wire.RetrieveFuture.model_validate(body).request_id
+        if request_id not in state.futures:
+            raise UnknownIdError(f"unknown request_id {request_id!r}")
+        if request_id in state.sampling:
+            state.sampling.pop(request_id).cancel()  # False (and no effect) once the sample runs
 
     # --- runs and checkpoints (RestClient) -------------------------------------------------
 

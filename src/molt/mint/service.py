@@ -131,7 +131,7 @@ class LocalService:
 
     def run(self, model_id: str) -> TrainingRun:
         if model_id not in self._runs:
-            raise UnknownIdError(f"unknown model_id {model_id!r}")
+            raise UnknownIdError(f"unknown model_id {model_id!r}: this server never created it, or it restarted since (runs live in memory; resume from a saved state)")
         return self._runs[model_id]
 
     def base_model(self, model_id: str) -> str:
