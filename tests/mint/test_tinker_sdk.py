@@ -44,6 +44,8 @@ def datum(tokens=(1, 2, 3, 4, 5), weights=None) -> types.Datum:
 
 
 def test_sft_steps_lower_the_loss_and_the_tokenizer_loads_locally(service):
+    served = service.get_server_capabilities().supported_models
+    assert [(m.model_name, m.trainable, m.sampleable) for m in served] == [("tiny", True, True)]
     training = service.create_lora_training_client(base_model="tiny", rank=4, seed=0).result()
     assert training.get_info().model_data.model_name == "tiny"
     assert training.get_tokenizer().encode("hello")

@@ -284,7 +284,8 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
     @app.get("/api/v1/get_server_capabilities")
     def capabilities() -> dict:
         bases = service.limits.bases or ()
-        return {"supported_models": [{"model_name": b, "trainable": True, "sampleable": True} for b in bases]}
+        limits = {"trainable": True, "sampleable": True, "max_lora_rank": service.limits.max_rank}  # the SDK ignores max_lora_rank
+        return {"supported_models": [{"model_name": b, **limits} for b in bases]}
 
     # --- training runs ---------------------------------------------------------------------
 
