@@ -6,22 +6,17 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from molt_processes import free_port
+
 
 def find_bin(name: str) -> str | None:
     found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
     return found[-1] if found else shutil.which(name)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _as_server_user(command: list[str]) -> list[str]:
@@ -37,7 +32,7 @@ def postgres_server() -> Iterator[str]:
     folder = Path(tempfile.mkdtemp(prefix="molt-pg-"))
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
-    data, port = folder / "data", _free_port()
+    data, port = folder / "data", free_port()
     subprocess.run(_as_server_user([initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"]), check=True, capture_output=True)
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
     subprocess.run(_as_server_user([pg_ctl, "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"]), check=True, capture_output=True)

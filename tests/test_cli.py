@@ -4,13 +4,13 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
+
+from molt_processes import free_port, wait_until_healthy
 
 
 def molt(*args: str, stdin: str | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -143,12 +143,6 @@ def test_bench_serve_at_toy_size():
     assert figures["mixed_b2_tok_s"] > 0 and figures["dtype"] in ("bfloat16", "float32") and figures["like_for_like"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def serving(*args: str, port: int):
     """``molt ARGS`` as a real process until its /health answers; stopped by SIGINT afterwards,
@@ -156,13 +150,7 @@ def serving(*args: str, port: int):
     process = subprocess.Popen([sys.executable, "-m", "molt", *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output: list[str] = []
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
+        wait_until_healthy(process, port)
         yield output
     finally:
         process.send_signal(signal.SIGINT)

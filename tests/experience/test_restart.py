@@ -5,13 +5,11 @@ Run: pytest tests/experience/test_restart.py"""
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import tomllib
 
-import httpx
 import openai
 import tomli_w
 from sqlalchemy.orm import Session
@@ -19,12 +17,7 @@ from sqlalchemy.orm import Session
 from molt.hcp import default_hcp_path
 from molt.registry.database import open_database
 from molt.registry.schema import ExperienceTurn, StoredConversation, TurnSummary
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from molt_processes import free_port, wait_until_healthy
 
 
 def start_up(hcp_file, port: int, env: dict) -> subprocess.Popen:
@@ -32,14 +25,9 @@ def start_up(hcp_file, port: int, env: dict) -> subprocess.Popen:
         [sys.executable, "-m", "molt", "up", "--hcp", str(hcp_file), "--port", str(port), "--engine-port", str(free_port())],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
     )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "molt up exited"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
-                return process
-        except httpx.TransportError:
-            time.sleep(0.3)
+    if wait_until_healthy(process, port, seconds=180):
+        return process
+    assert process.poll() is None, "molt up exited"
     raise TimeoutError("molt up did not answer /health")
 
 

@@ -4,39 +4,28 @@ the last saved state continues with exactly one optimizer step per optim_step ca
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
-import httpx
 import pytest
 
 os.environ.setdefault("TINKER_TELEMETRY", "0")
 tinker = pytest.importorskip("tinker")
 from tinker import types  # noqa: E402
 
+from molt_processes import free_port, wait_until_healthy  # noqa: E402
+
 KEY = "tml-molt-restart"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve(port: int) -> subprocess.Popen:
     command = [sys.executable, "-m", "molt", "mint", "serve", "--base", "tiny", "--dtype", "float32", "--port", str(port), "--api-key", KEY]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"molt mint serve exited: {server.stderr.read()}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.TransportError:
-            time.sleep(0.2)
+    if wait_until_healthy(server, port):
+        return server
+    if server.poll() is not None:
+        raise RuntimeError(f"molt mint serve exited: {server.stderr.read()}")
     server.kill()
     raise RuntimeError("molt mint serve did not start in 120 s")
 

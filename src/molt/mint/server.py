@@ -80,6 +80,8 @@ class Pending:
     op: str
     future: Future
     created: float = field(default_factory=time.monotonic)
+    work: Future | None = None
+    """The sampler's own future for a sample (cancel_future cancels it while it is queued)."""
 
 
 class Sequencer:
@@ -141,8 +143,6 @@ class TinkerState:
         self.futures: dict[str, Pending] = {}
         self.sequencers: dict[str, Sequencer] = {}
         self.samples: dict[tuple[str, int], str] = {}
-        self.sampling: dict[str, Future] = {}
-        """request_id → the sampler's own future for that sample (cancel_future cancels it)."""
         self.created: dict[str, str] = {}
         """model_id → the request that created it (a retried create gets the same answer)."""
         self.touched: dict[str, float] = {}
@@ -166,9 +166,6 @@ class TinkerState:
         for key, request_id in list(self.samples.items()):
             if request_id not in self.futures:
                 self.samples.pop(key, None)
-        for request_id, work in list(self.sampling.items()):
-            if work.done():
-                self.sampling.pop(request_id, None)
         for sequencer in self.sequencers.values():
             with sequencer.lock:
                 sequencer.seen = {seq: rid for seq, rid in sequencer.seen.items() if rid in self.futures or seq in sequencer.parked}
@@ -419,7 +416,7 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
             future = service.submit("sample", request)
             request_id, slot = state.new_request("sample")
             chain(future._future, slot)
-            state.sampling[request_id] = future._future
+            state.futures[request_id].work = future._future
             if r.seq_id is not None:
                 state.samples[key] = request_id
         return {"request_id": request_id, "sample_sequence_ids": [f"{request_id}:{i}" for i in range(r.num_samples)]}
@@ -445,8 +442,8 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
         request_id = wire.RetrieveFuture.model_validate(body).request_id
         if request_id not in state.futures:
             raise UnknownIdError(f"unknown request_id {request_id!r}")
-        if request_id in state.sampling:
-            state.sampling.pop(request_id).cancel()  # False (and no effect) once the sample runs
+        if (work := state.futures[request_id].work) is not None:
+            work.cancel()  # False (and no effect) once the sample runs
 
     # --- runs and checkpoints (RestClient) -------------------------------------------------
 
