@@ -47,3 +47,41 @@ def test_packed_weights_give_identical_logits():
     a = packed.forward(tokens, [0], 0, packed.new_cache(1, 32), [None], all_logits=True)
     b = plain.forward(tokens, [0], 0, plain.new_cache(1, 32), [None], all_logits=True)
     assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_resident_adapters_as_slots_match_the_grouped_path(tmp_path, dtype):
+    """The same mixed batch (three adapters of different ranks and targets, one on the unembedding,
+    and a base-only row) through the slots and through the grouped segments: same logits, rows in
+    any order; dropping the slots gives back the base weights exactly."""
+    from molt.lora.format import read_adapter
+    from molt.lora.layers import ServingAdapter
+    from molt.lora.synthetic import write_random_adapter
+
+    engine = EngineModel(load_model("tiny"), dtype)
+    plan = [(2, ("q_proj", "v_proj")), (4, ("gate_proj", "up_proj", "down_proj", "o_proj")), (8, ("k_proj", "lm_head"))]
+    adapters = [
+        ServingAdapter.prepare(read_adapter(write_random_adapter(tmp_path / f"a{i}", engine.model, "tiny", r=r, targets=t, seed=i)), i + 1, dtype, engine.layout)
+        for i, (r, t) in enumerate(plan)
+    ]
+    a, b, c = adapters
+    rows = [c, None, a, b, a, c]
+    tokens = torch.tensor([PROMPT[i : i + 4] for i in range(len(rows))])
+
+    def run() -> torch.Tensor:
+        cache = engine.new_cache(len(rows), 32)
+        prefill = engine.forward(tokens, [0] * len(rows), 0, cache, rows, all_logits=True)
+        decode = engine.forward(tokens[:, :1], [4] * len(rows), 0, cache, rows)
+        return torch.cat([prefill, decode], dim=1)
+
+    base = engine.forward(tokens, [0] * len(rows), 0, engine.new_cache(len(rows), 32), [None] * len(rows), all_logits=True)
+    grouped = run()
+    engine.reside(tuple(adapters))
+    assert engine.slots.adapters == tuple(adapters) and engine.weights[0]["model.layers.0.qkv"].shape[0] > engine.slots.rows("model.layers.0.qkv")
+    slotted = run()
+    tolerance = dict(atol=1e-4, rtol=1e-4) if dtype == torch.float32 else dict(atol=0.1, rtol=0.05)
+    torch.testing.assert_close(slotted, grouped, **tolerance)
+    assert not torch.allclose(grouped[0, :4], base[0], **tolerance)  # the adapters really contribute
+    engine.reside(())
+    again = engine.forward(tokens, [0] * len(rows), 0, engine.new_cache(len(rows), 32), [None] * len(rows), all_logits=True)
+    assert torch.equal(again, base)

@@ -4,6 +4,8 @@ Run: pytest tests/lora/test_layers.py"""
 import pytest
 import torch
 
+from molt.engine.adapter_slots import AdapterSlots
+from molt.engine.linear import linear
 from molt.lora.format import read_adapter
 from molt.lora.layers import ServingAdapter, add_lora, plan_batch, reference_lora_linear
 from molt.lora.synthetic import write_random_adapter
@@ -24,18 +26,25 @@ def adapters(tmp_path_factory):
     return prepared
 
 
-@pytest.mark.parametrize("pattern", ["all-none", "one-adapter", "interleaved", "with-none", "equal-groups"])
-def test_segments_match_the_reference(adapters, pattern):
-    """Rows are permuted into adapter segments, run through the kernel and permuted back; every
-    row must equal the reference computed row by row with its own adapter."""
+PATTERNS = ["all-none", "one-adapter", "interleaved", "with-none", "equal-groups"]
+
+
+def rows_of(pattern: str, adapters: list[ServingAdapter]) -> list[ServingAdapter | None]:
     a, b, c = adapters
-    rows = {
+    return {
         "all-none": [None] * 5,
         "one-adapter": [b] * 5,
         "interleaved": [a, b, c, a, c, b, a],  # unequal segments: padded grouped GEMM
         "with-none": [None, c, None, a, c],
         "equal-groups": [a, b, a, b],  # equal segments: grouped GEMM without padding
     }[pattern]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_segments_match_the_reference(adapters, pattern):
+    """Rows are permuted into adapter segments, run through the kernel and permuted back; every
+    row must equal the reference computed row by row with its own adapter."""
+    rows = rows_of(pattern, adapters)
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(len(rows), 64, generator=generator)
     weight = torch.randn(128, 64, generator=generator)
@@ -57,3 +66,35 @@ def test_block_diagonal_fusion_leaves_untargeted_modules_alone(adapters):
     A, B = a.weights["qkv"]
     assert A.shape == (2, 64) and B.shape == (128, 2)
     assert torch.count_nonzero(B[64:]) == 0 and torch.count_nonzero(B[:64]) > 0
+
+
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_slots_match_the_reference(adapters, pattern, packed):
+    """Resident adapters' shrink rides in the extended base weight: rows stay in place, and each
+    row equals the reference with its own adapter, whatever the mix (ranks 2, 4, 8 side by side)."""
+    rows = rows_of(pattern, adapters)
+    layout = {"qkv": [("q", 0, 64), ("k", 64, 96), ("v", 96, 128)]}
+    slots = AdapterSlots(tuple(adapters), layout, torch.float32, packed)
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(len(rows), 64, generator=generator)
+    weight = torch.randn(128, 64, generator=generator)
+    extended = slots.extend("qkv", weight)
+    assert extended.shape == (128 + 2 + 2 * 4 + 3 * 8, 64)  # each adapter's rank × modules it targets
+    batch = plan_batch(rows, slots=slots)
+    assert batch.permutation is None and (batch.slots is slots) == (pattern != "all-none")
+    z = linear(x, extended)
+    y = add_lora(z[:, :128], x, "qkv", batch, shrunk=z[:, 128:])
+    torch.testing.assert_close(y, reference_lora_linear(x, weight, "qkv", rows), atol=1e-5, rtol=1e-4)
+    restored = AdapterSlots((), layout, torch.float32, packed).extend("qkv", extended)  # no slots: the base weight again
+    assert torch.equal(restored.to_dense() if restored.is_mkldnn else restored, weight)
+
+
+def test_a_batch_with_an_adapter_outside_the_slots_takes_the_grouped_path(adapters):
+    """An adapter revision that is not resident (a request finishing on an older revision) must
+    not be served from the slots: the batch falls back to segments."""
+    a, b, c = adapters
+    slots = AdapterSlots((a, b), {"qkv": [("q", 0, 64), ("k", 64, 96), ("v", 96, 128)]}, torch.float32, False)
+    assert plan_batch([a, b, a], slots=slots).slots is slots
+    fallback = plan_batch([a, c, b], slots=slots)
+    assert fallback.slots is None and fallback.stacked is not None

@@ -57,3 +57,8 @@ class AdapterManager:
 
     def names(self) -> list[str]:
         return sorted(self.adapters)
+
+    def resident(self) -> tuple[ServingAdapter, ...]:
+        """The current revision of every loaded adapter, in name order."""
+        with self._lock:
+            return tuple(self.adapters[name] for name in sorted(self.adapters))

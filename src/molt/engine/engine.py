@@ -110,6 +110,7 @@ class LLMEngine:
         outputs: list[SequenceOutput] = []
         self._drop_aborted(outputs)  # 1
         self._admit()  # 2
+        self.model.reside(self.adapters.resident())  # loaded adapters become slots (re-packs only on change)
         prefilled = self._prefill_chunk()  # 3
         self._decode()  # 4
         self.decoding += prefilled

@@ -7,8 +7,10 @@ projection going through ``lora_linear`` so each row can carry its own adapter.
 Key choices, all measured on 2 CPU cores:
 - q/k/v and gate/up run as one matmul each; the fused weights are views that the transformers
   modules share, so nothing is stored twice.
-- Rows are permuted once per step so each adapter's rows are contiguous for the projections;
-  attention runs in slot order (two row gathers per layer instead of several per projection).
+- Resident adapters ride in the projections as slots (``adapter_slots``): rows keep their order
+  and each projection is the base matmul plus one small expand matmul. Otherwise (an adapter not
+  resident) rows are permuted once per step so each adapter's rows are contiguous for the
+  projections; attention runs in slot order (two row gathers per layer).
 - Decode attention treats the query heads that share a KV head as a short query sequence, so
   scaled_dot_product_attention runs on (B, Hkv, G, D) queries: several times faster on CPU than
   its ``enable_gqa`` path.
@@ -27,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
+from molt.engine.adapter_slots import MAX_SLOTS, AdapterSlots
 from molt.engine.kv_cache import SlotKVCache
 from molt.engine.linear import linear, pack
 from molt.lora.layers import Layout, LoraBatch, ServingAdapter, add_lora, plan_batch
@@ -79,6 +82,20 @@ class EngineModel:
         self.layout = self._layout()
         self.weights = [self._fuse(i, layer, packed) for i, layer in enumerate(self.layers)]
         self.lm_head = pack(self.model.lm_head.weight.data, packed)
+        self.packed = packed
+        self.slots = AdapterSlots((), self.layout, dtype, packed)
+
+    def reside(self, adapters: tuple[ServingAdapter, ...]) -> None:
+        """Make ``adapters`` the slot adapters, re-packing each projection with their shrink rows
+        (a no-op when they already are). Call between forwards, from the thread that runs them."""
+        adapters = adapters if len(adapters) <= MAX_SLOTS else ()
+        if adapters == self.slots.adapters:
+            return
+        self.slots = AdapterSlots(adapters, self.layout, self.dtype, self.packed)
+        for weights in self.weights:
+            for key, weight in weights.items():
+                weights[key] = self.slots.extend(key, weight)
+        self.lm_head = self.slots.extend("lm_head", self.lm_head)
 
     def _fuse(self, index: int, layer: torch.nn.Module, packed: bool) -> dict[str, torch.Tensor]:
         """Stack each fused group's weights into one packed tensor. The engine owns the loaded
@@ -136,7 +153,7 @@ class EngineModel:
         B, T = tokens_BT.shape
         s = self.shape
         q_size, kv_size = s.num_heads * s.head_dim, s.num_kv_heads * s.head_dim
-        batch = plan_batch(adapters_B, T)
+        batch = plan_batch(adapters_B, T, self.slots)
         permutation = batch.permutation
         inverse = torch.argsort(permutation) if permutation is not None else None
         positions_BT = torch.tensor(starts_B)[:, None] + torch.arange(T)
@@ -175,7 +192,7 @@ class EngineModel:
             x = x[torch.arange(B), last if permutation is None else last[permutation]][:, None]
         x = self.norm(x)
         rows = x.shape[1]
-        head = plan_batch(adapters_B, rows) if rows != T else batch
+        head = plan_batch(adapters_B, rows, self.slots) if rows != T else batch
         logits = self._project(x.reshape(B * rows, -1), {"lm_head": self.lm_head}, "lm_head", head).view(B, rows, -1)
         return (logits if inverse is None else logits[inverse]).float()
 
@@ -200,9 +217,12 @@ class EngineModel:
             routing.attended.append(attended)
         return mask & attended_mask(attended, keys.shape[2])[:, None]
 
-    @staticmethod
-    def _project(x: torch.Tensor, weights: dict[str, torch.Tensor], key: str, batch: LoraBatch) -> torch.Tensor:
-        return add_lora(linear(x, weights[key]), x, key, batch)
+    def _project(self, x: torch.Tensor, weights: dict[str, torch.Tensor], key: str, batch: LoraBatch) -> torch.Tensor:
+        z = linear(x, weights[key])
+        rows = self.slots.rows(key)
+        if z.shape[-1] == rows:
+            return add_lora(z, x, key, batch)
+        return add_lora(z[:, :rows], x, key, batch, shrunk=z[:, rows:])
 
     def _attend(self, q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """q (B, Hq, T, D) over keys/values (B, Hkv, L, D) → (B * T, Hq * D)."""

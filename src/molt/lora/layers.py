@@ -17,12 +17,16 @@ output rows. The adapter's A matrices are stacked and its B matrices placed bloc
 so one matmul pair serves every targeted module of a fused weight.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import torch
 
 from molt.lora.format import LoraAdapter
+
+if TYPE_CHECKING:
+    from molt.engine.adapter_slots import AdapterSlots
 
 
 Layout = dict[str, list[tuple[str, int, int]]]
@@ -120,10 +124,21 @@ class LoraBatch:
     valid: torch.Tensor | None = None
     """Positions of real rows in the padded layout, in row order."""
     group_size: int = 0
+    slots: "AdapterSlots | None" = None
+    """Set when every adapter of the batch is resident in the engine's slots: then rows keep their
+    order and ``row_slot`` says each token row's slot (-1: base only)."""
+    row_slot: torch.Tensor | None = None
+    masks: dict = field(default_factory=dict)
+    """The slots' per-batch row masks, built on first use."""
 
 
-def plan_batch(adapters_B: list[ServingAdapter | None], tokens_per_row: int = 1) -> LoraBatch:
-    """Rows are permuted as wholes; segments and padding are counted in tokens (row × T)."""
+def plan_batch(adapters_B: list[ServingAdapter | None], tokens_per_row: int = 1, slots: "AdapterSlots | None" = None) -> LoraBatch:
+    """Rows are permuted as wholes; segments and padding are counted in tokens (row × T). With
+    ``slots`` holding every adapter present, rows stay in place and each carries its slot."""
+    if slots is not None and any(adapters_B):
+        row_slot = [-1 if a is None else slots.slot(a) for a in adapters_B]
+        if None not in row_slot:
+            return LoraBatch(None, [], slots=slots, row_slot=torch.tensor(row_slot).repeat_interleave(tokens_per_row))
     groups: dict[int, list[int]] = {}
     for row, adapter in enumerate(adapters_B):
         groups.setdefault(id(adapter), []).append(row)
@@ -151,9 +166,13 @@ def _order_key(adapter: ServingAdapter | None) -> tuple:
     return (1, "", 0) if adapter is None else (0, adapter.name, adapter.revision)
 
 
-def add_lora(y: torch.Tensor, x: torch.Tensor, key: str, batch: LoraBatch) -> torch.Tensor:
+def add_lora(y: torch.Tensor, x: torch.Tensor, key: str, batch: LoraBatch, shrunk: torch.Tensor | None = None) -> torch.Tensor:
     """Add each row's LoRA delta to the base output ``y`` in place. x: (N, in), y: (N, out), both
-    in segment order."""
+    in segment order; for a slots batch, ``shrunk`` (N, C) is the extended matmul's slot columns."""
+    if batch.slots is not None:
+        if shrunk is not None:
+            batch.slots.add(y, shrunk, key, batch.row_slot, batch.masks)
+        return y
     if batch.stacked is not None:
         stacked = batch.stacked.get(key)
         if stacked is not None:
