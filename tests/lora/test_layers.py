@@ -75,7 +75,7 @@ def test_slots_match_the_reference(adapters, pattern, packed):
     row equals the reference with its own adapter, whatever the mix (ranks 2, 4, 8 side by side)."""
     rows = rows_of(pattern, adapters)
     layout = {"qkv": [("q", 0, 64), ("k", 64, 96), ("v", 96, 128)]}
-    slots = AdapterSlots(tuple(adapters), layout, torch.float32, packed)
+    slots = AdapterSlots(tuple(adapters), layout, packed)
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(len(rows), 64, generator=generator)
     weight = torch.randn(128, 64, generator=generator)
@@ -86,7 +86,7 @@ def test_slots_match_the_reference(adapters, pattern, packed):
     z = linear(x, extended)
     y = add_lora(z[:, :128], x, "qkv", batch, shrunk=z[:, 128:])
     torch.testing.assert_close(y, reference_lora_linear(x, weight, "qkv", rows), atol=1e-5, rtol=1e-4)
-    restored = AdapterSlots((), layout, torch.float32, packed).extend("qkv", extended)  # no slots: the base weight again
+    restored = AdapterSlots((), layout, packed).extend("qkv", extended)  # no slots: the base weight again
     assert torch.equal(restored.to_dense() if restored.is_mkldnn else restored, weight)
 
 
@@ -94,7 +94,7 @@ def test_a_batch_with_an_adapter_outside_the_slots_takes_the_grouped_path(adapte
     """An adapter revision that is not resident (a request finishing on an older revision) must
     not be served from the slots: the batch falls back to segments."""
     a, b, c = adapters
-    slots = AdapterSlots((a, b), {"qkv": [("q", 0, 64), ("k", 64, 96), ("v", 96, 128)]}, torch.float32, False)
+    slots = AdapterSlots((a, b), {"qkv": [("q", 0, 64), ("k", 64, 96), ("v", 96, 128)]}, False)
     assert plan_batch([a, b, a], slots=slots).slots is slots
     fallback = plan_batch([a, c, b], slots=slots)
     assert fallback.slots is None and fallback.stacked is not None

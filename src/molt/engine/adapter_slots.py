@@ -19,11 +19,15 @@ S slots of rank r that is S·r more outputs on each projection (a few percent at
 """
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from molt.engine.linear import linear, pack
 from molt.lora.layers import Layout, ServingAdapter
+
+if TYPE_CHECKING:
+    from molt.lora.layers import LoraBatch
 
 MAX_SLOTS = 8
 """Resident adapters beyond this many make every batch take the grouped path (the extended weights
@@ -41,9 +45,9 @@ class SlotWeight:
 
 
 class AdapterSlots:
-    def __init__(self, adapters: tuple[ServingAdapter, ...], layout: Layout, dtype: torch.dtype, packed: bool):
+    def __init__(self, adapters: tuple[ServingAdapter, ...], layout: Layout, packed: bool):
         self.adapters = adapters
-        self.layout, self.dtype, self.packed = layout, dtype, packed
+        self.layout, self.packed = layout, packed
         self._slot = {id(a): s for s, a in enumerate(adapters)}
         self.shrink: dict[str, torch.Tensor] = {}
         """Fused weight name → (C, in) every slot's A stacked: the rows appended to the base weight."""
@@ -74,13 +78,13 @@ class AdapterSlots:
             base = torch.cat([base, self.shrink[key].to(base.dtype)])
         return pack(base.contiguous(), self.packed)
 
-    def add(self, y: torch.Tensor, shrunk: torch.Tensor, key: str, row_slot: torch.Tensor, masks: dict) -> None:
+    def add(self, y: torch.Tensor, shrunk: torch.Tensor, key: str, batch: "LoraBatch") -> None:
         """Add each row's delta to ``y`` in place from ``shrunk`` (N, C), the extended matmul's slot
-        columns; ``row_slot`` (N,) is each row's slot (-1: none). ``masks`` caches per batch."""
+        columns; the batch gives each row's slot and keeps the row masks it has built."""
         weight = self.weights.get(key)
         if weight is None:
             return
         cache_key = id(weight.column_slot)
-        if cache_key not in masks:
-            masks[cache_key] = (row_slot[:, None] == weight.column_slot[None]).to(shrunk.dtype)
-        y.add_(linear(shrunk * masks[cache_key], weight.expand))
+        if cache_key not in batch.masks:
+            batch.masks[cache_key] = (batch.row_slot[:, None] == weight.column_slot[None]).to(shrunk.dtype)
+        y.add_(linear(shrunk * batch.masks[cache_key], weight.expand))

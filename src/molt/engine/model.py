@@ -83,7 +83,7 @@ class EngineModel:
         self.weights = [self._fuse(i, layer, packed) for i, layer in enumerate(self.layers)]
         self.lm_head = pack(self.model.lm_head.weight.data, packed)
         self.packed = packed
-        self.slots = AdapterSlots((), self.layout, dtype, packed)
+        self.slots = AdapterSlots((), self.layout, packed)
 
     def reside(self, adapters: tuple[ServingAdapter, ...]) -> None:
         """Make ``adapters`` the slot adapters, re-packing each projection with their shrink rows
@@ -91,7 +91,7 @@ class EngineModel:
         adapters = adapters if len(adapters) <= MAX_SLOTS else ()
         if adapters == self.slots.adapters:
             return
-        self.slots = AdapterSlots(adapters, self.layout, self.dtype, self.packed)
+        self.slots = AdapterSlots(adapters, self.layout, self.packed)
         for weights in self.weights:
             for key, weight in weights.items():
                 weights[key] = self.slots.extend(key, weight)

@@ -171,7 +171,7 @@ def add_lora(y: torch.Tensor, x: torch.Tensor, key: str, batch: LoraBatch, shrun
     in segment order; for a slots batch, ``shrunk`` (N, C) is the extended matmul's slot columns."""
     if batch.slots is not None:
         if shrunk is not None:
-            batch.slots.add(y, shrunk, key, batch.row_slot, batch.masks)
+            batch.slots.add(y, shrunk, key, batch)
         return y
     if batch.stacked is not None:
         stacked = batch.stacked.get(key)
