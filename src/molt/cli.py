@@ -549,6 +549,7 @@ def rl(
     start: Annotated[str, typer.Option(help="Where the policy starts: 'specialist' (the served specialist's revision, from the registry's production pair), 'fresh' (a new LoRA on the base) or a molt:// revision path.")] = "specialist",
     hcp: Annotated[Optional[Path], typer.Option(help="HCP whose prompts (and, with --start specialist, whose revision) the run uses; default: production's.")] = None,
     routing_replay: Annotated[Optional[bool], typer.Option("--routing-replay/--no-routing-replay", help="R3: the engine records each token's routing (MoE experts, sparse-attention positions) and the learner replays it; default: on for bases that route.")] = None,
+    eval_only: Annotated[bool, typer.Option("--eval-only", help="Train nothing: score the --start revision greedily on the held-out problems (with the family's own figures) and stop.")] = False,
 ) -> None:
     """RL for one specialist (GRPO-style): sample groups through the engine, reward them in the
     environment, train through MinT, hot-load each revision. Writes metrics.jsonl, curves.png and
@@ -583,6 +584,10 @@ def rl(
         temperature=temperature, max_tokens=ENVS[env].max_tokens, eval_every=eval_every, checkpoint_every=checkpoint_every, seed=seed,
         routing_replay=routed if routing_replay is None else routing_replay,
     )  # fmt: skip
+    if eval_only:
+        with rl_run(config, env, contract, model, rank, 1, heldout_size, engine_url, mint_url, start=start_path) as run:
+            _rl_heldout_table(env, start_path, run)
+        return
     with _rl_progress(steps) as on_step, rl_run(config, env, contract, model, rank, train_size, heldout_size, engine_url, mint_url, folder=out, start=start_path, train_split=train_split) as run:
         run.on_step = on_step
         err.print(f"[dim]{env} ({ENVS[env].about}): {len(run.train.problems())} training problems ({train_split or ENVS[env].train_split} split), {len(run.heldout)} held out; from {start_path or 'a fresh LoRA'}; run folder {run.folder}[/]")
@@ -611,6 +616,27 @@ def _rl_start(start: str, contract, label: str, rank: int) -> tuple[str | None, 
         return start, read_adapter(resolve(start)).r
     except (AdapterError, CheckpointError) as e:
         fail(e)
+
+
+def _rl_heldout_table(env: str, start: str | None, run) -> None:
+    """``molt rl --eval-only``: the held-out reward of the start revision, and the family's own
+    aggregates (e.g. the agent's exact-call and no-call figures) when the environment has one."""
+    from molt.forge.loop import greedy_answers, publish
+    from molt.mint.checkpoints import resolve
+
+    if start is None:
+        publish(run, 0)  # a fresh LoRA: save it once so the engine can load it
+    else:
+        run.sampler.load_adapter(run.config.adapter, resolve(start))
+    with err.status(f"answering {len(run.heldout)} held-out problems greedily, one at a time"):
+        answers = greedy_answers(run, run.heldout)
+    table = Table("", "value", title=f"molt rl --env {env} --eval-only: {start or 'a fresh LoRA'}")
+    table.add_row("held-out reward", f"{sum(a.reward for a in answers) / len(answers):.3f}")
+    family = getattr(run.train, "family", None)
+    if family is not None:
+        for key, value in family.summarise([a.metrics for a in answers]).items():
+            table.add_row(key, f"{value:.3f}" if key != "n" else str(int(value)))
+    console.print(table)
 
 
 def _rl_progress(steps: int):

@@ -29,3 +29,11 @@ def test_bad_starting_points_and_losses_are_one_clear_line(tmp_path):
     assert result.returncode == 2 and "needs a sparse-MoE or sparse-attention base; 'tiny' routes nothing" in result.stderr
     result = molt("rl", "--env", "chess", "--start", "fresh")
     assert result.returncode == 2 and "unknown environment 'chess'" in result.stderr
+
+
+def test_eval_only_scores_the_start_and_trains_nothing(tmp_path):
+    out = tmp_path / "run"
+    result = molt("rl", "--model", "tiny", "--start", "fresh", "--eval-only", "--heldout-size", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "held-out reward" in result.stdout and "no_call_recall" in result.stdout and "exact_match" in result.stdout
+    assert not out.exists()

@@ -61,6 +61,11 @@ class RLConfig:
     tokens_per_call: int = 2048
     """Datums per ``forward_backward`` call are cut to about this many tokens (gradients add up
     across calls until ``optim_step``), which bounds the learner's activation memory."""
+    eval_concurrency: int = 1
+    """Held-out problems answered at a time. A greedy answer depends on what else shares the
+    engine's batch (float sums change with its shape and near-tied tokens flip: 8 at a time, one
+    tool_calls revision scored 0.23 and 0.35 on the same 100 problems); one at a time, the same
+    revision always gets the same figure."""
 
 
 @dataclass
@@ -97,11 +102,15 @@ def rollout(builder: EnvGroupBuilder, run: Run, n: int, temperature: float, seed
     return trajectories
 
 
+def greedy_answers(run: Run, problems: list[EnvGroupBuilder]) -> list[Trajectory]:
+    """One greedy episode per problem, ``eval_concurrency`` at a time."""
+    with ThreadPoolExecutor(run.config.eval_concurrency) as pool:
+        return [group[0] for group in pool.map(lambda b: rollout(b, run, 1, 0.0, None), problems)]
+
+
 def evaluate(run: Run, problems: list[EnvGroupBuilder]) -> float:
     """Mean reward of greedy answers (one per problem)."""
-    with ThreadPoolExecutor(8) as pool:
-        groups = list(pool.map(lambda b: rollout(b, run, 1, 0.0, None), problems))
-    return statistics.fmean(g[0].reward for g in groups)
+    return statistics.fmean(t.reward for t in greedy_answers(run, problems))
 
 
 def publish(run: Run, step: int) -> Path:
