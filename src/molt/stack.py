@@ -10,7 +10,9 @@ piped on stdin (a pipe or a file), each is answered through the proxy and the st
 of input (scripts, CI).
 """
 
+import asyncio
 import contextlib
+import io
 import os
 import stat
 import sys
@@ -18,7 +20,7 @@ from collections.abc import Iterator
 from importlib import resources
 
 import httpx
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from rich.console import Console
 
 from molt.engine.config import EngineConfig
@@ -49,15 +51,51 @@ def engine_thread(hcp: HCP, loaded: LoadedModel | None = None) -> Iterator[HCP]:
         yield stack_hcp(hcp, server.port)
 
 
-def proxy_with_page(hcp: HCP, pair: str | None = None):
-    app = create_proxy_app(hcp, pair=pair)
-    page = (resources.files("molt.web") / "index.html").read_text(encoding="utf-8")
+def proxy_with_page(hcp: HCP, pair: str | None = None, db: str | None = None):
+    """The proxy with the web app at ``/`` (its bundle, built from ``web/`` at install, at
+    ``/static/app.js``) and, when a registry pair is served, a read-only view of the registry."""
+    app = create_proxy_app(hcp, pair=pair, db=db)
+    web = resources.files("molt.web")
+    page = (web / "index.html").read_text(encoding="utf-8")
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index() -> str:
         return page
 
+    @app.get("/static/app.js", include_in_schema=False)
+    async def bundle() -> Response:
+        built = web / "static" / "app.js"
+        if not built.is_file():
+            return PlainTextResponse("the web app is not built: `make install` builds it (npm ci && npm run build in web/)", 503)
+        return Response(built.read_bytes(), media_type="text/javascript")
+
+    @app.get("/api/registry", include_in_schema=False)
+    async def registry() -> Response:
+        if pair is None:  # served from an HCP file, not from the registry
+            return JSONResponse({"serving": None, "pairs": [], "lineage": ""})
+        return JSONResponse(await asyncio.to_thread(registry_view, db, pair))
+
     return app
+
+
+def registry_view(db: str | None, serving: str) -> dict:
+    """The registry's pairs (newest first) with the aliases on each, and the served pair's lineage as text."""
+    from molt.registry import Registry
+    from molt.registry.lineage import tree
+
+    registry = Registry(db)
+    try:
+        aliases = registry.aliases()
+        pairs = sorted(registry.records("pair"), key=lambda e: e.created_at, reverse=True)
+        text = Console(width=100, record=True, file=io.StringIO(), color_system=None)
+        text.print(tree(registry.lineage(serving), aliases))
+        return {
+            "serving": serving,
+            "pairs": [{"id": e.id, "name": e.name, "created": e.created_at.isoformat(timespec="seconds"), "aliases": sorted(a for a, target in aliases.items() if target == e.id)} for e in pairs],
+            "lineage": text.export_text(),
+        }
+    finally:
+        registry.close()
 
 
 def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False, pair: str | None = None) -> None:

@@ -14,7 +14,7 @@ RIDE = {"type": "function", "function": {"name": "request_ride", "description": 
                                                                                          "vehicle": {"type": "string", "enum": ["economy", "xl"]}}}}}
 CALL = {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "request_ride", "arguments": "{}"}}]}
 RESULT = {"role": "tool", "tool_call_id": "c", "content": '{"eta": 4}'}
-SURFACE = json.dumps({"version": "v0.9", "createSurface": {"surfaceId": "s", "catalogId": "molt:basic/v1", "components": [], "dataModel": {}}})
+SURFACE = json.dumps({"version": "v0.9", "createSurface": {"surfaceId": "s", "catalogId": "urn:molt:a2ui:catalog:1"}})
 
 
 def user(text: str) -> dict:

@@ -15,11 +15,12 @@ from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from molt.experience.conversations import DurableConversations
+from molt.experience.surfaces import SurfaceStates
 from molt.experience.writer import BackgroundWriter
 from molt.hcp.v1 import Experience
 from molt.registry.database import for_writing, open_database
 from molt.registry.registry import as_utc
-from molt.registry.schema import ExperienceTurn, Feedback, StoredConversation, TurnSummary
+from molt.registry.schema import ExperienceTurn, Feedback, StoredConversation, SurfaceState, TurnSummary
 from molt.router import RouteDecision
 
 RATINGS = ("up", "down")
@@ -88,6 +89,7 @@ def prune(session: Session, settings: Experience, now: datetime | None = None) -
     session.execute(delete(Feedback).where(Feedback.turn_id.in_(old_turns)))
     session.execute(delete(ExperienceTurn).where(ExperienceTurn.id.in_(old_turns)))
     session.execute(delete(StoredConversation).where(StoredConversation.updated_at < cutoff))
+    session.execute(delete(SurfaceState).where(SurfaceState.updated_at < cutoff))
     oldest_kept = _nth_newest(session, StoredConversation.updated_at, settings.max_conversations)
     if oldest_kept is not None:
         session.execute(delete(StoredConversation).where(StoredConversation.updated_at < oldest_kept))
@@ -110,6 +112,7 @@ class ProxyState:
         self.conversations = DurableConversations(self.engine, self.writer, "chat", settings.cached_conversations)
         self.snapshots = DurableConversations(self.engine, self.writer, "response", settings.cached_conversations)
         self.log = ExperienceLog(self.engine, self.writer, settings, pair)
+        self.surfaces = SurfaceStates(self.engine, self.writer)
         self.settings = settings
         self._pruned_at = 0
 

@@ -1,4 +1,4 @@
-"""The ``genui`` family: UI requests answered with one valid surface from the component catalog.
+"""The ``genui`` family: UI requests answered with one valid A2UI v0.9 surface from molt's catalog.
 
 Five kinds of surface (form, picker, checklist, info card, confirmation), each built from the
 request's own words: the labels, options and items the user lists appear in the surface.
@@ -7,19 +7,19 @@ request's own words: the labels, options and items the user lists appear in the 
   (``wording`` asks for them with held-out templates).
 - ``heldout``: other purposes, fields, options, items and actions, none of them in train.
 
-The scorer checks validity (``molt.ui.catalog``) and then that the surface is the one asked for:
+An answer is A2UI messages, one per line (``molt.ui.a2ui``). The scorer checks validity (the
+official ``a2ui-core`` validator and molt's rules) and then that the surface is the one asked for:
 a form has an input component labelled with each requested field (bound to the data model) and
-a submit button; a picker's options are the requested ones; a checklist has a checkbox per item;
+a submit button; a picker's options are the requested ones; a checklist has a CheckBox per item;
 a card holds a text per requested line; a confirmation names the action and offers two buttons
-with different actions.
+with different events.
 """
 
-import json
 import re
 from typing import Any
 
 from molt.families.base import Case, Family, Message, Recipe, Split, fill, rng_for
-from molt.ui.catalog import CATALOG_ID, VERSION, check_surface
+from molt.ui.a2ui import Surface, button, check_answer, surface_messages
 
 FORMS = {
     "train": [
@@ -107,7 +107,7 @@ REQUESTS = {
     },
 }
 KINDS = ("form", "picker", "checklist", "card", "confirm")
-INPUTS = {"TextField", "DateTimeInput", "ChoicePicker", "Checkbox"}
+INPUTS = {"TextField", "DateTimeInput", "ChoicePicker", "CheckBox"}
 
 
 def key(label: str) -> str:
@@ -118,76 +118,63 @@ def listed(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def surface(surface_id: str, components: list[dict], data: dict) -> str:
-    body = {"surfaceId": surface_id, "catalogId": CATALOG_ID, "components": components, "dataModel": data}
-    return json.dumps({"version": VERSION, "createSurface": body}, ensure_ascii=False)
-
-
 def build(kind: str, what: str, items: list[str], title: str) -> str:
-    """The reference surface's JSON; it shows every one of ``items``."""
+    """The reference answer (A2UI messages, one per line); its surface shows every one of ``items``."""
     if kind == "form":
-        fields = [{"id": key(f), "component": "DateTimeInput" if "date" in f.lower() else "TextField", "label": f, "value": {"path": f"/{key(f)}"}} for f in items]
-        parts = [{"id": "heading", "component": "Text", "text": title, "variant": "h1"}, *fields, {"id": "submit", "component": "Button", "label": "Submit", "action": {"name": "submit"}}]
+        fields = [{"id": key(f), "component": "DateTimeInput", "label": f, "value": {"path": f"/{key(f)}"}, "enableDate": True} if "date" in f.lower()
+                  else {"id": key(f), "component": "TextField", "label": f, "value": {"path": f"/{key(f)}"}} for f in items]
+        parts = [{"id": "heading", "component": "Text", "text": title, "variant": "h1"}, *fields, *button("submit", "Submit", "submit")]
         data, sid = {key(f): "" for f in items}, f"{key(title)}_form"
     elif kind == "picker":
-        parts = [{"id": "choice", "component": "ChoicePicker", "label": f"Choose {what}", "options": items, "value": {"path": "/choice"}},
-                 {"id": "confirm", "component": "Button", "label": "Confirm", "action": {"name": "confirm"}}]
-        data, sid = {"choice": items[0]}, f"{key(what)}_picker"
+        options = [{"label": item, "value": key(item)} for item in items]
+        parts = [{"id": "choice", "component": "ChoicePicker", "label": f"Choose {what}", "options": options, "value": {"path": "/choice"}},
+                 *button("confirm", "Confirm", "confirm")]
+        data, sid = {"choice": [key(items[0])]}, f"{key(what)}_picker"
     elif kind == "checklist":
         parts = [{"id": "heading", "component": "Text", "text": what.capitalize(), "variant": "h2"}]
-        parts += [{"id": key(i), "component": "Checkbox", "label": i, "value": {"path": f"/{key(i)}"}} for i in items]
+        parts += [{"id": key(i), "component": "CheckBox", "label": i, "value": {"path": f"/{key(i)}"}} for i in items]
         data, sid = {key(i): False for i in items}, f"{key(what)}_checklist"
     elif kind == "card":
         texts = [{"id": f"line{n}", "component": "Text", "text": line} for n, line in enumerate(items, 1)]
-        parts = [{"id": "card", "component": "Card", "children": ["heading", *[t["id"] for t in texts]]},
+        parts = [{"id": "card", "component": "Card", "child": "card_body"}, {"id": "card_body", "component": "Column", "children": ["heading", *[t["id"] for t in texts]]},
                  {"id": "heading", "component": "Text", "text": what.capitalize(), "variant": "h2"}, *texts]
         data, sid = {}, f"{key(what)}_card"
     else:
         parts = [{"id": "question", "component": "Text", "text": f"Are you sure about {what}?"},
-                 {"id": "buttons", "component": "Row", "children": ["yes", "no"]},
-                 {"id": "yes", "component": "Button", "label": "Yes", "action": {"name": "confirm"}},
-                 {"id": "no", "component": "Button", "label": "No", "action": {"name": "cancel"}}]
+                 {"id": "buttons", "component": "Row", "children": ["yes", "no"]}, *button("yes", "Yes", "confirm"), *button("no", "No", "cancel")]
         data, sid = {}, f"confirm_{key(what)}"
-    root = {"id": "root", "component": "Column", "children": [p["id"] for p in parts if not any(p["id"] in q.get("children", []) for q in parts)]}
-    return surface(sid, [root, *parts], data)
+    referenced = {child for p in parts for child in [*p.get("children", []), p.get("child")]}
+    root = {"id": "root", "component": "Column", "children": [p["id"] for p in parts if p["id"] not in referenced]}
+    return surface_messages(sid, [root, *parts], data)
 
 
 def same(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
-def descendants(by_id: dict[str, dict], node: str) -> list[dict]:
-    """Components under ``node`` (a valid surface has no cycles)."""
-    found = []
-    for child in by_id[node].get("children", []):
-        found += [by_id[child], *descendants(by_id, child)]
-    return found
-
-
-def shows_what_was_asked(kind: str, what: str, items: list[str], components: list[dict]) -> bool:
+def shows_what_was_asked(kind: str, what: str, items: list[str], surface: Surface) -> bool:
     """The surface is the one requested: right component kinds carrying the requested labels."""
-    of = lambda *names: [c for c in components if c["component"] in names]  # noqa: E731
     if kind == "form":
-        inputs = of(*INPUTS)
-        labelled = all(any(same(c["label"], field) for c in inputs) for field in items)
-        return labelled and bool(of("Button"))
+        labelled = all(any(same(surface.text_of(c.id), field) for c in surface.of(*INPUTS)) for field in items)
+        return labelled and bool(surface.of("Button"))
     if kind == "picker":
-        return any(sorted(map(str.lower, c["options"])) == sorted(map(str.lower, items)) for c in of("ChoicePicker"))
+        wanted = sorted(map(str.lower, items))
+        return any(sorted(str(o.get("label", "")).lower() for o in c.properties["options"]) == wanted for c in surface.of("ChoicePicker"))
     if kind == "checklist":
-        return all(any(same(c["label"], item) for c in of("Checkbox")) for item in items)
+        return all(any(same(surface.text_of(c.id), item) for c in surface.of("CheckBox")) for item in items)
     if kind == "card":
-        by_id = {c["id"]: c for c in components}
-        inside = [c.get("text", "") for card in of("Card") for c in descendants(by_id, card["id"])]
+        inside = [surface.text_of(c.id) for card in surface.of("Card") for c in surface.under(card.id) if c.name == "Text"]
         return all(any(same(t, item) for t in inside) for item in items)
     words = [w for w in re.findall(r"\w+", what.lower()) if w != "the"]
-    named = any(all(w in c["text"].lower() for w in words) for c in of("Text"))
-    return named and len({c["action"]["name"] for c in of("Button")}) >= 2
+    named = any(all(w in surface.text_of(c.id).lower() for w in words) for c in surface.of("Text"))
+    events = {c.properties["action"].get("event", {}).get("name") for c in surface.of("Button")} - {None}
+    return named and len(events) >= 2
 
 
 class GenuiFamily(Family):
     name = "genui"
     recipe = Recipe(examples=120, epochs=2, learning_rate=3e-3)
-    max_tokens = 320
+    max_tokens = 384
     withheld = "form purposes, fields, options, items and actions never trained on"
 
     def generate(self, split: Split, n: int, seed: int = 0, **options: Any) -> list[Case]:
@@ -213,11 +200,11 @@ class GenuiFamily(Family):
         return cases
 
     def score(self, case: Case, message: Message) -> dict[str, float]:
-        checked = check_surface((message.get("content") or "").strip())
-        if not checked.valid:
+        checked = check_answer(message.get("content") or "")
+        if not checked.valid or len(checked.surfaces) != 1:
             return {"score": 0.0, "valid": 0.0}
-        components = checked.surface["createSurface"]["components"]
-        right = shows_what_was_asked(case.check["kind"], case.check["what"], case.check["shows"], components)
+        [surface] = checked.surfaces.values()
+        right = shows_what_was_asked(case.check["kind"], case.check["what"], case.check["shows"], surface)
         return {"score": float(right), "valid": 1.0}
 
     def summarise(self, scores: list[dict[str, float]]) -> dict[str, float]:
@@ -230,8 +217,8 @@ class GenuiFamily(Family):
         return f"I showed the user a UI surface{shown}."
 
     def contents(self, case: Case) -> list[str]:
-        surface = json.loads(case.answer["content"])["createSurface"]
-        texts = [str(c.get(k, "")) for c in surface["components"] for k in ("text", "label")] + [o for c in surface["components"] for o in c.get("options", [])]
+        [surface] = check_answer(case.answer["content"]).surfaces.values()
+        texts = [surface.text_of(c.id) for c in surface.components.values()] + [o["label"] for c in surface.of("ChoicePicker") for o in c.properties["options"]]
         return [case.request, " ".join(texts)]
 
     def entities(self, case: Case) -> set[str]:

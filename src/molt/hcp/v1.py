@@ -156,6 +156,28 @@ class Experience(Table):
     """Fields of the experience log that are never stored (``comment``: feedback comments)."""
 
 
+class UI(Table):
+    """Generative UI: the protocol and catalog genui surfaces use, and how hard the proxy tries to
+    make a surface valid before showing it."""
+
+    protocol: Literal["a2ui/v0.9"] = "a2ui/v0.9"
+    catalog: str = "urn:molt:a2ui:catalog:1"
+    """The catalog surfaces are created with (molt's, or A2UI's basic one); a specialist prompt
+    names its components through ``{catalog}``."""
+    repairs: int = Field(2, ge=0, le=5)
+    """Times an invalid surface goes back to the model with its errors before the answer falls
+    back to plain text."""
+
+    @field_validator("catalog")
+    @classmethod
+    def _known_catalog(cls, catalog_id: str) -> str:
+        from molt.ui.a2ui import catalog_ids
+
+        if catalog_id not in catalog_ids():
+            raise ValueError(f"unknown UI catalog {catalog_id!r}; known: {', '.join(catalog_ids())}")
+        return catalog_id
+
+
 class HCPv1(Table):
     hcp_version: Literal["1"]
     name: str = Field(min_length=1)
@@ -168,6 +190,7 @@ class HCPv1(Table):
     tools: Tools = Tools()
     environment: Environment = Environment()
     experience: Experience = Experience()
+    ui: UI = UI()
 
     @model_validator(mode="after")
     def _labels_agree(self) -> "HCPv1":
@@ -186,6 +209,11 @@ class HCPv1(Table):
         return next(s for s in self.specialists if s.label == label)
 
     def system_prompt(self, label: str) -> str:
-        """The system prompt ``label`` answers under: the identity, then its own instructions."""
+        """The system prompt ``label`` answers under: the identity, then its own instructions
+        (``{catalog}`` in them names the UI catalog and its components)."""
         extra = self.specialist(label).prompt
+        if "{catalog}" in extra:
+            from molt.ui.a2ui import catalog_prompt
+
+            extra = extra.replace("{catalog}", f"{self.ui.catalog}: {catalog_prompt(self.ui.catalog)}")
         return f"{self.prompts.identity}\n\n{extra}" if extra else self.prompts.identity

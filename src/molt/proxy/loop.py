@@ -3,7 +3,8 @@
 - **Route:** the router picks one label for the turn (the user's text, the tools offered, the
   conversation so far), unless the caller named a specialist, or the conversation waits on tool
   results (tool stickiness: the results go back to the adapter that called the tools, with no
-  route and no summary hop).
+  route and no summary hop), or the turn is a UI action (A2UI client event), which goes to the
+  specialist whose answer made the surface, with private values withheld (``proxy.surfaces``).
 - **Answer:** the chosen specialist answers from its own view, through the engine's OpenAI chat
   API (molt engine or vLLM): ``model`` is its adapter, or the base when it has none.
 - **Summary:** written by the same adapter after the answer, as a background task; a later turn
@@ -18,10 +19,16 @@
   ``views.Window``). A tool call to a function the client did not offer, or outside a non-empty
   ``[tools] allowlist``, never reaches the client: it goes back to the specialist as a tool
   error, up to ``[tools] max_repairs`` times, and then the specialist answers without tools.
+- **Surfaces:** an answer that is A2UI messages reaches the client only once it validates
+  (``molt.ui.a2ui``). Its problems go back to the specialist, up to ``[ui] repairs`` times; a
+  surface that never validates becomes plain text with a notice. A trivial slip (a code fence) is
+  fixed and logged. A streamed surface is held back until it has been checked.
 """
 
 import asyncio
 import json
+import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -33,10 +40,17 @@ import httpx
 from molt.hcp import HCP
 from molt.hcp.v1 import Generation
 from molt.proxy.metrics import ProxyMetrics
+from molt.proxy.surfaces import action_turn, conversation_surfaces
 from molt.models.renderer import Renderer
 from molt.proxy.views import Message, Turn, Window, own_view, turn_block
 from molt.router import RouteDecision, RouteRequest, Router
 from molt.router.structure import HISTORY_WINDOW
+from molt.ui.a2ui import Problem, check_answer
+
+log = logging.getLogger("molt.proxy")
+SURFACE_START = re.compile(r"^\s*(```(json|jsonl)?\s*)?[\[{]")
+"""How an answer that may be A2UI messages begins; streamed, it is held back until checked."""
+A2UI_KEYS = re.compile(r'"(createSurface|updateComponents|updateDataModel|deleteSurface)"\s*:')
 
 
 class EngineError(RuntimeError):
@@ -163,13 +177,18 @@ class TurnLoop:
             if not current or current[-1].get("role") != "user":
                 raise ValueError("a turn starts with a user message (or tool results for the pending tool calls)")
             start = time.perf_counter()
-            request = route_request(conversation.turns, current, tools)
-            decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.route(request)
+            user, earlier = current[-1], []
+            action = action_turn(user, conversation.turns)
+            if action is not None:  # a UI action: to the surface's own specialist, private values withheld
+                owner, user = action
+                decision = RouteDecision(owner, "a UI action goes to the specialist whose surface it came from", "surface_action")
+            else:
+                request = route_request(conversation.turns, current, tools)
+                decision = RouteDecision(label, "specialist named by the client", "named") if label else await self.route(request)
+                if self.route_log is not None:
+                    log_route(self.route_log, request, decision)
             timings["route"] = time.perf_counter() - start
             self.metrics.observe("route", timings["route"])
-            user, earlier = current[-1], []
-            if self.route_log is not None:
-                log_route(self.route_log, request, decision)
         start = time.perf_counter()
         turns = await self.with_summaries(conversation.turns, decision.label)
         timings["summary_wait"] = time.perf_counter() - start
@@ -248,16 +267,16 @@ class TurnLoop:
 
     async def answer_stream(self, plan: "Plan") -> AsyncIterator[dict]:
         """The engine's stream chunks for the answer, as they come (OpenAI chat.completion.chunk).
-        Once a tool call starts, the rest is held back until the calls are checked; refused calls
-        are repaired and the repaired answer comes as one last chunk."""
+        Once a tool call or a surface starts, the rest is held back until it is checked; a refused
+        call or an invalid surface is repaired and the repaired answer comes as one last chunk."""
         body = {**self.answer_body(plan.decision.label, plan.view, plan.tools, plan.sampling), "stream": True, "stream_options": {"include_usage": True}}
         streamed, held = Answer({"role": "assistant"}), []
         async for chunk in self.engine_stream(body):
-            streamed = fold(streamed, chunk)
-            if plan.tools and (held or streamed.message.get("tool_calls")):
-                held.append(chunk)
-            else:
-                yield chunk
+            streamed, held = fold(streamed, chunk), [*held, chunk]
+            if not (plan.tools and streamed.message.get("tool_calls")) and not may_be_surface(streamed.message.get("content") or ""):
+                for ready in held:
+                    yield ready
+                held = []
         if not held:
             return
         answer = await self.checked(plan, streamed)
@@ -311,6 +330,37 @@ class TurnLoop:
         return Answer(message, reply.get("usage", {}), choice.get("finish_reason") or "stop")
 
     async def checked(self, plan: "Plan", answer: Answer) -> Answer:
+        """``answer`` once the harness allows its tool calls and its surface validates."""
+        return await self.checked_surface(plan, await self.checked_calls(plan, answer))
+
+    async def checked_surface(self, plan: "Plan", answer: Answer) -> Answer:
+        """An answer that looks like A2UI messages, once valid (a code fence removed); else its
+        problems go back to the specialist (``[ui] repairs`` times), and then it becomes plain
+        text with a notice."""
+        view, prior = plan.view, None
+        for attempt in range(self.hcp.ui.repairs + 1):
+            text = answer.message.get("content") or ""
+            if answer.message.get("tool_calls") or not SURFACE_START.match(text) or not A2UI_KEYS.search(text):
+                return answer  # not a surface (JSON of another kind passes as it is)
+            prior = conversation_surfaces(plan.turns).messages if prior is None else prior
+            result = check_answer(text, prior)
+            if result.valid:
+                if result.repairs:
+                    log.info("surface slip fixed (%s): %s", plan.decision.label, "; ".join(result.repairs))
+                    self.metrics.surface("slip_repaired")
+                    answer = replace(answer, message={**answer.message, "content": "\n".join(json.dumps(m, ensure_ascii=False) for m in result.messages)})
+                self.metrics.surface("valid")
+                return answer
+            if attempt == self.hcp.ui.repairs:
+                break
+            self.metrics.surface("sent_back")
+            view = [*view, answer.message, {"role": "user", "content": repair_request(result.problems)}]
+            answer = await self.ask(self.answer_body(plan.decision.label, view, None, plan.sampling))
+        log.warning("surface never validated (%s): %s", plan.decision.label, result.problems[0])
+        self.metrics.surface("fell_back")
+        return replace(answer, message={"role": "assistant", "content": surface_fallback(text, result.problems[0])}, finish_reason="stop")
+
+    async def checked_calls(self, plan: "Plan", answer: Answer) -> Answer:
         """``answer`` if the harness allows its tool calls; else the calls go back to the specialist as
         tool errors (``[tools] max_repairs`` times), and then it answers with tools off."""
         view = plan.view
@@ -352,6 +402,25 @@ class TurnLoop:
         if response.is_error:
             raise EngineError.of_response(response.status_code, response.text)
         return response.json()
+
+
+def may_be_surface(text: str) -> bool:
+    """Whether an answer streamed so far may turn out to be A2UI messages (it is then held back)."""
+    start = text.lstrip()[:8]
+    return bool(start) and (SURFACE_START.match(start) is not None or "```json".startswith(start) or start.startswith("```json"))
+
+
+def repair_request(problems: list[Problem]) -> str:
+    """What goes back to the specialist for an invalid surface: each problem as A2UI reports it."""
+    listed = "\n".join(json.dumps(p.as_dict(), ensure_ascii=False) for p in problems)
+    return f"That surface is not valid A2UI:\n{listed}\nAnswer again with the corrected messages only, one JSON object per line."
+
+
+def surface_fallback(text: str, problem: Problem) -> str:
+    """A surface that never validated, as plain text: a notice, then the words it meant to show."""
+    words = list(dict.fromkeys(re.findall(r'"(?:text|label)"\s*:\s*"([^"]{1,200})"', text)))
+    notice = f"(This answer was meant to show an interactive view, but it was not valid and is shown as text: {problem.message})"
+    return "\n".join([notice, *(f"- {w}" for w in words)])
 
 
 def route_request(turns: tuple[Turn, ...], current: list[Message], tools: list[dict] | None) -> RouteRequest:

@@ -2,15 +2,19 @@
 error JSON with the status it names (429s carry ``Retry-After``)."""
 
 import hashlib
+import json
 from collections.abc import Awaitable, Callable
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict
 
+from molt.experience.surfaces import MAX_STATE_BYTES
 from molt.http_api import error_json
 from molt.proxy.loop import Plan
 from molt.proxy.protocol import ChatRequest, FeedbackRequest, ResponsesRequest, route_headers
 from molt.proxy.service import ProxyService, Streamed, TurnError
+from molt.ui.a2ui import catalog_document
 
 router = APIRouter()
 
@@ -62,7 +66,12 @@ async def respond(stream: bool, streamed: Callable[[], Awaitable[Streamed]], ans
 async def chat(body: ChatRequest, request: Request):
     proxy = service(request)
     client = client_of(request)
-    return await respond(body.stream, lambda: proxy.chat_stream(body, client), lambda: proxy.chat(body, client))
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return await respond(body.stream, lambda: proxy.chat_stream(body, client), lambda: proxy.chat(body, client))
+    if body.stream:
+        return error_json(400, "an Idempotency-Key request is answered whole: send it with stream=false", "BadRequestError", "stream")
+    return await respond(False, proxy.chat_stream, lambda: proxy.chat_once(body, client, key))
 
 
 @router.post("/v1/responses")
@@ -79,6 +88,36 @@ async def feedback(body: FeedbackRequest, request: Request):
         return await service(request).feedback(body)
     except TurnError as e:
         return turn_error_json(e)
+
+
+ID = r"^[A-Za-z0-9_.:-]{1,80}$"
+
+
+class SurfaceStateBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    data: dict
+
+
+@router.put("/v1/ui/state/{conversation}/{surface}")
+async def put_surface_state(body: SurfaceStateBody, request: Request, conversation: str = Path(pattern=ID), surface: str = Path(pattern=ID)):
+    """Keep what the user entered in a surface (its data model without private values), so a
+    reloaded page shows it again."""
+    if len(json.dumps(body.data)) > MAX_STATE_BYTES:
+        return error_json(413, f"a surface's data is kept up to {MAX_STATE_BYTES} bytes", "BadRequestError", "data")
+    await service(request).state.surfaces.put(conversation, surface, body.data)
+    return {"conversation": conversation, "surface": surface, "kept": True}
+
+
+@router.get("/v1/ui/state/{conversation}")
+async def get_surface_state(request: Request, conversation: str = Path(pattern=ID)) -> dict:
+    """Every kept surface data model of a conversation: ``{"surfaces": {surfaceId: data}}``."""
+    return {"conversation": conversation, "surfaces": await service(request).state.surfaces.get(conversation)}
+
+
+@router.get("/v1/ui/catalog")
+async def ui_catalog(request: Request) -> dict:
+    """The A2UI catalog this proxy's surfaces use, as JSON Schema (for renderers and other agents)."""
+    return catalog_document(service(request).hcp.ui.catalog)
 
 
 @router.get("/v1/models")

@@ -5,9 +5,11 @@ Errors come out as ``TurnError`` (status, message, OpenAI error type, param), wh
 turn into error JSON before a stream starts, or into an SSE error event after.
 """
 
+import asyncio
 import json
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -25,6 +27,10 @@ from molt.router import RouteDecision, make_router
 if TYPE_CHECKING:
     from molt.experience.conversations import DurableConversations
     from molt.experience.log import ProxyState
+
+
+ONCE_KEPT = 1000
+"""Idempotency keys remembered (the oldest are forgotten first)."""
 
 
 class TurnError(Exception):
@@ -63,6 +69,8 @@ class ProxyService:
         self.labels = [s.label for s in hcp.specialists]
         self.training: dict[str, str] = {}
         """What a background bootstrap is still training (label → state), for /health."""
+        self.once: OrderedDict[str, asyncio.Future] = OrderedDict()
+        """Chat requests sent with an Idempotency-Key (by client and key): the first try's answer."""
 
     def switch_to(self, hcp: HCP, keep_router: bool = False) -> None:
         """Serve ``hcp`` from the next turn on: a specialist trained in the background, or the
@@ -124,6 +132,23 @@ class ProxyService:
         answer = await self.answered(plan, slot, "messages")
         await self.finished(plan, answer, self.store, lambda message: fingerprint(body.messages + [message]))
         return completion(body.model, answer.message, answer.usage, answer.finish_reason, plan.decision), plan
+
+    async def chat_once(self, body: ChatRequest, client: str, key: str) -> tuple[dict, Plan]:
+        """A request with an ``Idempotency-Key`` runs once (a UI action retried by a flaky network
+        must not act twice): a retry gets the first try's answer, waiting for it while it runs,
+        even if the first client went away. A try that failed may be tried again."""
+        scoped = f"{client}:{key}"
+        if scoped not in self.once:
+            self.once[scoped] = asyncio.ensure_future(self.chat(body, client))
+            while len(self.once) > ONCE_KEPT:
+                self.once.popitem(last=False)
+        first = self.once[scoped]
+        try:
+            return await asyncio.shield(first)
+        except TurnError:
+            if first.done() and self.once.get(scoped) is first:
+                del self.once[scoped]
+            raise
 
     async def chat_stream(self, body: ChatRequest, client: str = "") -> Streamed:
         label = self.named(body.model)

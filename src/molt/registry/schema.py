@@ -111,6 +111,18 @@ class ExperienceTurn(Base):
     """Seconds per hop: route, summary_wait, answer, turn."""
 
 
+class SurfaceState(Base):
+    """What the user entered in a UI surface (its data model), per conversation and surface, so a
+    reloaded page shows it again (migration 0003). Values of private (NoAI) inputs are not sent here."""
+
+    __tablename__ = "surface_state"
+
+    conversation: Mapped[str] = mapped_column(String(80), primary_key=True)
+    surface: Mapped[str] = mapped_column(String(200), primary_key=True)
+    data: Mapped[dict] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
 class Feedback(Base):
     __tablename__ = "feedback"
 

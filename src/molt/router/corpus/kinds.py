@@ -17,7 +17,7 @@ from molt.router.base import Message
 from molt.router.corpus import phrasing as P
 from molt.router.corpus.domains import DOMAINS, CorpusSplit, Domain, Tool
 from molt.router.corpus.styles import NEUTRAL, STYLES, WRAPPERS, lower_first
-from molt.ui.catalog import CATALOG_ID, VERSION
+from molt.ui.a2ui import button, surface_messages
 
 SLOT = re.compile(r"\{(\w+)\}")
 
@@ -107,10 +107,8 @@ def surface(domain: Domain) -> str:
     """A genui answer (a form over the domain's fields), as a specialist writes it."""
     fields = [{"id": key(f), "component": "TextField", "label": f.capitalize(), "value": {"path": f"/{key(f)}"}} for f in domain.fields[:3]]
     components = [{"id": "root", "component": "Column", "children": ["title", *[f["id"] for f in fields], "save"]},
-                  {"id": "title", "component": "Text", "text": f"New {domain.thing}", "variant": "h2"}, *fields,
-                  {"id": "save", "component": "Button", "label": "Submit", "action": {"name": "submit"}}]
-    body = {"surfaceId": f"new_{key(domain.thing)}", "catalogId": CATALOG_ID, "components": components, "dataModel": {key(f): "" for f in domain.fields[:3]}}
-    return json.dumps({"version": VERSION, "createSurface": body})
+                  {"id": "title", "component": "Text", "text": f"New {domain.thing}", "variant": "h2"}, *fields, *button("save", "Submit", "submit")]
+    return surface_messages(f"new_{key(domain.thing)}", components, {key(f): "" for f in domain.fields[:3]})
 
 
 def code_answer(domain: Domain) -> str:
