@@ -28,7 +28,9 @@ from molt.proxy.limits import Limits
 from molt.proxy.server import create_app
 from molt.registry.database import open_database
 from molt.registry.schema import ExperienceTurn, StoredConversation
-from scripted_stack import hcp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script too: the shared helpers live in tests/
+from scripted_stack import hcp  # noqa: E402
 
 CONVERSATIONS = int(os.environ.get("MOLT_CONVERSATIONS", 5000))
 RETENTION = {"max_conversations": 1000, "cached_conversations": 300, "max_turns": 1000}
