@@ -125,7 +125,7 @@ def test_up_serves_the_stack_until_ctrl_c(embedded):
     shipped HCP as is: --no-bootstrap, the base answering for every label.)"""
     port, engine_port = free_port(), free_port()
     with serving("up", "--no-bootstrap", "--port", str(port), "--engine-port", str(engine_port), port=port):
-        assert "/v1/chat/completions" in httpx.get(f"http://127.0.0.1:{port}/").text
+        assert "/static/app.js" in httpx.get(f"http://127.0.0.1:{port}/").text and "/v1/chat/completions" in httpx.get(f"http://127.0.0.1:{port}/static/app.js").text
         reply = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "molt", "messages": [{"role": "user", "content": "What is the capital of France?"}]}, timeout=120).json()
         assert reply["molt"]["specialist"] == "chat" and "Paris" in reply["choices"][0]["message"]["content"]
         assert httpx.get(f"http://127.0.0.1:{engine_port}/v1/models").json()["data"][0]["id"] == "embedded"
