@@ -70,7 +70,9 @@ class Surfaces {
       const c = known.get(id);
       if (!c) return;
       if (c.value && typeof c.value === 'object' && typeof c.value.path === 'string') paths.push(c.value.path);
-      for (const child of [c.child, ...(Array.isArray(c.children) ? c.children : [])]) if (typeof child === 'string') visit(child);
+      // the same child references the server follows (molt.ui.a2ui.children_of)
+      const tabs = Array.isArray(c.tabs) ? c.tabs.map((t) => t?.child) : [];
+      for (const child of [c.child, c.trigger, c.content, ...(Array.isArray(c.children) ? c.children : []), ...tabs]) if (typeof child === 'string') visit(child);
     };
     for (const c of known.values()) if (c.component === 'Private') visit(c.child);
     return paths;
@@ -155,8 +157,7 @@ function listConversations() {
 function bubble(message) {
   const node = document.createElement('article');
   node.className = `message ${message.role}${message.error ? ' error' : ''}`;
-  const who = document.createElement('header');
-  who.textContent = message.role === 'user' ? 'You' : `molt${message.specialist ? ` · ${message.specialist}` : ''}`;
+  const who = document.createElement('header'); // fill() writes who answered
   const body = document.createElement('div');
   body.className = 'body';
   node.append(who, body);

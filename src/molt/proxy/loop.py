@@ -42,7 +42,7 @@ from molt.hcp.v1 import Generation
 from molt.proxy.metrics import ProxyMetrics
 from molt.proxy.surfaces import action_turn, conversation_surfaces
 from molt.models.renderer import Renderer
-from molt.proxy.views import Message, Turn, Window, own_view, turn_block
+from molt.proxy.views import Message, Turn, Window, own_view, text_of, turn_block
 from molt.router import RouteDecision, RouteRequest, Router
 from molt.router.structure import HISTORY_WINDOW
 from molt.ui.a2ui import Problem, check_answer
@@ -463,13 +463,6 @@ def merge_delta(message: Message, delta: dict) -> None:
         function = part.get("function") or {}
         call["function"]["name"] += function.get("name") or ""
         call["function"]["arguments"] += function.get("arguments") or ""
-
-
-def text_of(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content or ""
 
 
 def stand_in_summary(message: Message) -> str:

@@ -9,7 +9,7 @@ with private (NoAI) values withheld: ``molt.ui.a2ui.model_view_of_action``.
 import json
 from dataclasses import dataclass, field
 
-from molt.proxy.views import Message, Turn
+from molt.proxy.views import Message, Turn, text_of
 from molt.ui.a2ui import VERSION, Surface, check_answer, client_action, model_view_of_action, surface_id_of
 
 
@@ -20,11 +20,6 @@ class ConversationSurfaces:
     owners: dict[str, str] = field(default_factory=dict)
     """surfaceId → the label of the specialist whose answer created it."""
     surfaces: dict[str, Surface] = field(default_factory=dict)
-
-
-def text_of(message: Message) -> str:
-    content = message.get("content")
-    return content if isinstance(content, str) else ""
 
 
 def conversation_surfaces(turns: tuple[Turn, ...]) -> ConversationSurfaces:

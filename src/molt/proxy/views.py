@@ -68,3 +68,10 @@ def own_view(system: Sequence[Message], turns: Sequence[Turn], label: str, curre
 def turn_block(turn: Turn, label: str, verbatim: bool = True) -> list[Message]:
     """One past turn in ``label``'s view: its own turns verbatim, others' (and collapsed ones) as user message + summary."""
     return [turn.user, *turn.replies] if verbatim and turn.label == label else [turn.user, collapsed(turn)]
+
+
+def text_of(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""

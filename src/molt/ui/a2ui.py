@@ -251,7 +251,7 @@ def private_paths(surface: Surface) -> set[str]:
     """Data paths bound by inputs inside a ``Private`` component: the user's alone (NoAI)."""
     paths = set()
     for holder in surface.of("Private"):
-        for c in [surface.components[holder.properties["child"]], *surface.under(holder.properties["child"])] if holder.properties.get("child") in surface.components else []:
+        for c in surface.under(holder.id):
             bound = c.properties.get("value")
             if isinstance(bound, dict) and isinstance(bound.get("path"), str):
                 paths.add(bound["path"])
