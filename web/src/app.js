@@ -69,7 +69,7 @@ class Surfaces {
     const visit = (id) => {
       const c = known.get(id);
       if (!c) return;
-      if (c.value && typeof c.value === 'object' && typeof c.value.path === 'string') paths.push(c.value.path);
+      if (boundPath(c)) paths.push(boundPath(c));
       // the same child references the server follows (molt.ui.a2ui.children_of)
       const tabs = Array.isArray(c.tabs) ? c.tabs.map((t) => t?.child) : [];
       for (const child of [c.child, c.trigger, c.content, ...(Array.isArray(c.children) ? c.children : []), ...tabs]) if (typeof child === 'string') visit(child);
@@ -78,16 +78,18 @@ class Surfaces {
     return paths;
   }
 
+  // What the user entered: the values of the paths inputs bind, {path: value}, private ones left out.
+  // Only those: the rest of the data model is the specialist's, and its later updates must not be
+  // overwritten by a copy kept before they arrived.
   data(surfaceId) {
     const surface = this.processor.model.getSurface(surfaceId);
-    const data = structuredClone(surface?.dataModel.get('/') ?? {});
-    for (const path of this.privatePaths(surfaceId)) {
-      const keys = path.split('/').filter(Boolean);
-      const last = keys.pop();
-      const holder = keys.reduce((node, key) => (node && typeof node === 'object' ? node[key] : undefined), data);
-      if (holder && typeof holder === 'object') delete holder[last];
+    const hidden = this.privatePaths(surfaceId);
+    const entered = {};
+    for (const c of (this.components.get(surfaceId) ?? new Map()).values()) {
+      const path = boundPath(c);
+      if (path && !hidden.some((p) => path === p || path.startsWith(`${p}/`) || p.startsWith(`${path}/`))) entered[path] = surface?.dataModel.get(path);
     }
-    return data;
+    return entered;
   }
 
   async keep(surfaceId) {
@@ -102,7 +104,7 @@ class Surfaces {
     for (const [surfaceId, data] of Object.entries((await reply.json()).surfaces)) {
       const surface = this.processor.model.getSurface(surfaceId);
       if (!surface) continue;
-      for (const [key, value] of Object.entries(data)) surface.dataModel.set(`/${key}`, value);
+      for (const [path, value] of Object.entries(data)) surface.dataModel.set(path, value);
     }
   }
 }
@@ -118,6 +120,12 @@ function labelInputs(host) {
   };
   const watch = () => { name(); new MutationObserver(name).observe(host.shadowRoot, { childList: true, subtree: true }); };
   if (host.shadowRoot) watch(); else requestAnimationFrame(watch);
+}
+
+// The data path an input component edits (its `value` binding), if it has one.
+function boundPath(component) {
+  const value = component.value;
+  return value && typeof value === 'object' && typeof value.path === 'string' ? value.path : null;
 }
 
 // -- conversations ---------------------------------------------------------------------------
