@@ -462,6 +462,27 @@ def bench_specialists(
         print_json(result)
 
 
+@bench_app.command("genui")
+def bench_genui(
+    hcp: TrainedHcp = None,
+    cases: Annotated[int, typer.Option(min=9, help="Held-out requests, the nine kinds in turn (forms, pickers, checklists, cards, confirmations, tables, charts, wizards, edits).")] = 63,
+    seed: Annotated[int, typer.Option(help="Seed of the held-out draw.")] = 0,
+    browser: Annotated[bool, typer.Option(help="Draw and use each valid surface in Chromium (the renders and interactions columns).")] = True,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure and each case's outcome.")] = False,
+) -> None:
+    """Base vs genui specialist vs routed system on held-out UI requests: valid on first try, valid
+    after repair, renders in Chromium without console errors, interactions work, constraints met."""
+    from molt.bench.genui import GenuiBenchConfig, run
+    from molt.bench.report import print_json
+
+    try:
+        result = run(_trained_hcp(hcp), GenuiBenchConfig(cases, seed, browser=browser), err if json_output else console)
+    except ValueError as e:
+        fail(e)
+    if json_output:
+        print_json(result)
+
+
 @bench_app.command("train")
 def bench_train(
     model: Source = "embedded",

@@ -51,10 +51,11 @@ def engine_thread(hcp: HCP, loaded: LoadedModel | None = None) -> Iterator[HCP]:
         yield stack_hcp(hcp, server.port)
 
 
-def proxy_with_page(hcp: HCP, pair: str | None = None, db: str | None = None):
+def proxy_with_page(hcp: HCP, pair: str | None = None, db: str | None = None, **options):
     """The proxy with the web app at ``/`` (its bundle, built from ``web/`` at install, at
-    ``/static/app.js``) and, when a registry pair is served, a read-only view of the registry."""
-    app = create_proxy_app(hcp, pair=pair, db=db)
+    ``/static/app.js``) and, when a registry pair is served, a read-only view of the registry.
+    ``options`` go to the proxy (``limits``, ``summaries``)."""
+    app = create_proxy_app(hcp, pair=pair, db=db, **options)
     web = resources.files("molt.web")
     page = (web / "index.html").read_text(encoding="utf-8")
 

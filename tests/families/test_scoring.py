@@ -4,6 +4,8 @@ Every test here pins a loophole of the scorers molt had before (each answer belo
 there) and checks the strict scorer gives it 0, while the reference still gets 1.
 """
 
+import json
+
 from molt.families import FAMILIES
 from molt.families.genui import build
 from molt.families.sandbox import run_tests
@@ -60,7 +62,7 @@ def test_an_unrelated_valid_surface_fails_a_confirmation():
 def test_a_surface_must_use_the_right_components_for_the_items():
     """The same items as a card of texts instead of checkboxes: valid, every item shown, wrong kind."""
     checklist = first(GENUI, "checklist")
-    card = build("card", checklist.check["what"], checklist.check["shows"], checklist.check["what"])
+    card = build({**checklist.check, "kind": "card"})
     assert GENUI.score(checklist, say(card)) == {"score": 0.0, "valid": 1.0}
 
 
@@ -87,3 +89,43 @@ def test_the_sandbox_stops_a_runaway_answer():
     assert not run_tests("def f():\n    while True:\n        pass", "f", tests)
     assert not run_tests("def f():\n    return 2", "f", tests)
     assert not run_tests("x = 1", "f", tests)  # no such function
+
+
+def test_a_table_needs_the_columns_and_every_row():
+    table = first(GENUI, "table")
+    assert GENUI.score(table, table.answer)["score"] == 1.0
+    short = build({**table.check, "rows": table.check["rows"][:-1]})
+    swapped = build({**table.check, "columns": table.check["columns"][::-1]})
+    assert GENUI.score(table, say(short)) == {"score": 0.0, "valid": 1.0}
+    assert GENUI.score(table, say(swapped)) == {"score": 0.0, "valid": 1.0}
+
+
+def test_a_chart_needs_the_kind_labels_and_values_asked_for():
+    chart = first(GENUI, "chart")
+    other_kind = "line" if chart.check["chart"] == "bar" else "bar"
+    assert GENUI.score(chart, chart.answer)["score"] == 1.0
+    assert GENUI.score(chart, say(build({**chart.check, "chart": other_kind})))["score"] == 0.0
+    assert GENUI.score(chart, say(build({**chart.check, "values": [v + 1 for v in chart.check["values"]]})))["score"] == 0.0
+
+
+def test_a_wizard_needs_each_step_with_its_own_inputs():
+    wizard = first(GENUI, "wizard")
+    assert GENUI.score(wizard, wizard.answer)["score"] == 1.0
+    steps = wizard.check["steps"]
+    one_page = build({"kind": "form", "what": wizard.check["what"], "title": wizard.check["title"], "shows": wizard.check["shows"]})
+    mixed = build({**wizard.check, "steps": [[steps[0][0], steps[1][1]], [steps[1][0], steps[0][1]], *steps[2:]]})
+    assert GENUI.score(wizard, say(one_page)) == {"score": 0.0, "valid": 1.0}
+    assert GENUI.score(wizard, say(mixed)) == {"score": 0.0, "valid": 1.0}
+
+
+def test_an_edit_changes_the_surface_shown_and_keeps_the_rest():
+    edits = [c for c in GENUI.generate("heldout", 200, 0) if c.check["kind"] == "edit"]
+    assert {c.check["edit"] for c in edits} == {"add_field", "add_item", "rename"}
+    for case in edits[:12]:
+        assert GENUI.score(case, case.answer)["score"] == 1.0
+        # the earlier surface made again as a new one, with the change: not an edit (another surface)
+        remade = build({**case.check["base"], "shows": case.check["shows"]}) if case.check["edit"] != "rename" else build({**case.check["base"], "button": case.check["new"]})
+        assert GENUI.score(case, say(remade))["valid"] == 0.0
+        # the earlier surface left as it was: valid, but not what was asked
+        unchanged = json.dumps({"version": "v0.9", "updateComponents": {"surfaceId": json.loads(case.messages[1]["content"].splitlines()[0])["createSurface"]["surfaceId"], "components": [{"id": "heading", "component": "Text", "text": "Edited"}]}})
+        assert GENUI.score(case, say(unchanged)) == {"score": 0.0, "valid": 1.0}

@@ -71,6 +71,26 @@ def test_a_fenced_surface_is_fixed_and_counted():
     assert reply == VALID and outcomes == {"slip_repaired": 1, "valid": 1}
 
 
+def test_the_answer_says_how_its_surface_was_checked():
+    """``molt.checks.surface``: what a client (and ``molt bench genui``) learns of the repairs."""
+    engine = ScriptedEngine([said(DANGLING), said(VALID), SUMMARY])
+    with engine as engine_url, proxy(engine_url)[1] as url:
+        body = httpx.post(f"{url}/v1/chat/completions", json={"model": "genui", "messages": [ASK]}, timeout=60).json()
+    assert body["molt"]["checks"]["surface"] == {"outcome": "valid", "repairs": 1, "slip_fixed": False}
+
+
+def test_a_surface_in_a_history_the_proxy_never_saw_stays_in_the_surface_specialists_view():
+    """An adopted history's surface turn is the ``[ui] specialist``'s: it sees its surface verbatim
+    (to edit it), not another specialist's summary of it."""
+    engine = ScriptedEngine([said(VALID), SUMMARY])
+    history = [ASK, said(VALID), {"role": "user", "content": "Add a Notes field to the form."}]
+    with engine as engine_url, proxy(engine_url)[1] as url:
+        httpx.post(f"{url}/v1/chat/completions", json={"model": "genui", "messages": history}, timeout=60).raise_for_status()
+    seen = engine.requests[0]["messages"]
+    assert any(m["role"] == "assistant" and m["content"] == VALID for m in seen)
+    assert not any(str(m.get("content", "")).startswith("[chat]") for m in seen)
+
+
 def streamed(text: str, pieces: int = 5) -> list[dict]:
     size = len(text) // pieces + 1
     chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": text[i : i + size]}, "finish_reason": None}]} for i in range(0, len(text), size)]

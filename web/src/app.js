@@ -93,6 +93,7 @@ class Surfaces {
   }
 
   async keep(surfaceId) {
+    if (!this.conversationId) return; // a surface drawn for a check (moltCheck), kept nowhere
     await fetch(`/v1/ui/state/${encodeURIComponent(this.conversationId)}/${encodeURIComponent(surfaceId)}`, {
       method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ data: this.data(surfaceId) }),
     });
@@ -314,6 +315,30 @@ async function showRegistry() {
   const rows = registry.pairs.map((p) => `${p.id}${p.aliases.length ? ` [${p.aliases.join(', ')}]` : ''} · ${p.created}`);
   panel.querySelector('pre').textContent = [`serving: ${registry.serving ?? '-'}`, '', ...rows, '', registry.lineage].join('\n');
 }
+
+// -- checking surfaces in this browser (`molt bench genui`) -------------------------------------
+// draw(messages) draws A2UI messages with this app's own renderer and catalog, alone, in a fresh
+// processor that keeps nothing; the actions its buttons dispatch are collected in `actions`
+// instead of reaching a model, and value(surfaceId, path) reads the surface's data model.
+
+let checked = null;
+window.moltCheck = {
+  actions: [],
+  draw(messages) {
+    document.querySelector('#molt-check')?.remove();
+    const target = document.createElement('section');
+    target.id = 'molt-check';
+    target.setAttribute('aria-label', 'Surface check');
+    document.body.prepend(target);
+    this.actions = [];
+    checked = new Surfaces(null, (action) => this.actions.push(action));
+    checked.apply(messages, target);
+    return target.querySelectorAll('a2ui-surface').length;
+  },
+  value(surfaceId, path) {
+    return checked?.processor.model.getSurface(surfaceId)?.dataModel.get(path);
+  },
+};
 
 // -- start ------------------------------------------------------------------------------------
 

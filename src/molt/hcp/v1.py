@@ -167,6 +167,10 @@ class UI(Table):
     repairs: int = Field(2, ge=0, le=5)
     """Times an invalid surface goes back to the model with its errors before the answer falls
     back to plain text."""
+    specialist: str | None = "genui"
+    """The specialist that answers with surfaces: in a history the proxy never saw (adopted), a
+    turn whose answer holds a surface is taken as its turn, so it edits that surface from its own
+    view (other turns go to the router's default label)."""
 
     @field_validator("catalog")
     @classmethod

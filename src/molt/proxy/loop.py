@@ -128,6 +128,9 @@ class Plan:
     """Seconds spent per hop before the answer: route, summary_wait."""
     turn_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     """Names this turn to the client (``x-molt-turn-id``), in the experience log and in the stored conversation."""
+    checks: dict[str, dict] = field(default_factory=dict)
+    """What the harness checked in the answer, told to the client (``molt.checks``): ``surface``:
+    ``{outcome: valid | fell_back, repairs, slip_fixed}``, and the last ``problem`` when it fell back."""
 
 
 @dataclass(frozen=True)
@@ -344,6 +347,9 @@ class TurnLoop:
                 return answer  # not a surface (JSON of another kind passes as it is)
             prior = conversation_surfaces(plan.turns).messages if prior is None else prior
             result = check_answer(text, prior)
+            plan.checks["surface"] = {"outcome": "valid" if result.valid else "fell_back", "repairs": attempt, "slip_fixed": bool(result.repairs)}
+            if not result.valid:
+                plan.checks["surface"]["problem"] = result.problems[0].as_dict()
             if result.valid:
                 if result.repairs:
                     log.info("surface slip fixed (%s): %s", plan.decision.label, "; ".join(result.repairs))

@@ -82,11 +82,12 @@ class FeedbackRequest(BaseModel):
     comment: str | None = Field(None, max_length=4000)
 
 
-def completion(model: str, message: dict, usage: dict, finish_reason: str, decision: RouteDecision) -> dict:
+def completion(model: str, message: dict, usage: dict, finish_reason: str, decision: RouteDecision, checks: dict | None = None) -> dict:
+    """A chat completion; ``molt`` says who answered, why, and what the harness checked (a surface's repairs)."""
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()), "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-        "usage": usage, "molt": attribution(decision),
+        "usage": usage, "molt": {**attribution(decision), **({"checks": checks} if checks else {})},
     }
 
 

@@ -72,6 +72,11 @@ class ProxyService:
         self.once: OrderedDict[str, asyncio.Future] = OrderedDict()
         """Chat requests sent with an Idempotency-Key (by client and key): the first try's answer."""
 
+    @property
+    def surface_label(self) -> str | None:
+        """The specialist an adopted history's surfaces belong to, if the HCP has it."""
+        return self.hcp.ui.specialist if self.hcp.ui.specialist in self.labels else None
+
     def switch_to(self, hcp: HCP, keep_router: bool = False) -> None:
         """Serve ``hcp`` from the next turn on: a specialist trained in the background, or the
         trained router (built here unless ``keep_router``). Turns in flight finish as they began."""
@@ -131,7 +136,7 @@ class ProxyService:
         plan, slot = await self.admitted(lambda: self.chat_plan(body, label), "messages", client)
         answer = await self.answered(plan, slot, "messages")
         await self.finished(plan, answer, self.store, lambda message: fingerprint(body.messages + [message]))
-        return completion(body.model, answer.message, answer.usage, answer.finish_reason, plan.decision), plan
+        return completion(body.model, answer.message, answer.usage, answer.finish_reason, plan.decision, plan.checks), plan
 
     async def chat_once(self, body: ChatRequest, client: str, key: str) -> tuple[dict, Plan]:
         """A request with an ``Idempotency-Key`` runs once (a UI action retried by a flaky network
@@ -159,7 +164,7 @@ class ProxyService:
         system, history, current = split(body.messages)
         conversation = await self.store.get(fingerprint(system + history))
         if conversation is None:
-            conversation = adopt(system, history, self.hcp.router.default_label) if history else Conversation(tuple(system))
+            conversation = adopt(system, history, self.hcp.router.default_label, self.surface_label) if history else Conversation(tuple(system))
             if conversation.pending is not None:
                 conversation = await self.loop.route_pending(conversation, label, body.tools)
         return await self.loop.plan(conversation, current, label, body.tools, body.sampling)
