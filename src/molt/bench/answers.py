@@ -6,6 +6,7 @@ proxy adds its own, the HCP's, so the bench sends none there).
 """
 
 import asyncio
+from collections.abc import Callable
 
 import httpx
 
@@ -18,20 +19,27 @@ def request_body(model: str, case: Case, system: str | None) -> dict:
     return {**body, "tools": case.tools} if case.tools else body
 
 
-async def _answers(url: str, model: str, cases: list[Case], system: str | None, concurrency: int) -> list[dict]:
+async def _replies(url: str, model: str, cases: list[Case], system: str | None, concurrency: int, on_reply: Callable[[], None]) -> list[dict]:
     gate = asyncio.Semaphore(concurrency)
 
     async def one(client: httpx.AsyncClient, case: Case) -> dict:
         async with gate:
             response = await client.post("/chat/completions", json=request_body(model, case, system))
         response.raise_for_status()
-        return response.json()["choices"][0]["message"]
+        on_reply()
+        return response.json()
 
     async with httpx.AsyncClient(base_url=url.rstrip("/"), timeout=900) as client:
         return await asyncio.gather(*(one(client, case) for case in cases))
 
 
+def replies(url: str, model: str, cases: list[Case], system: str | None = None, concurrency: int = 16, on_reply: Callable[[], None] = lambda: None) -> list[dict]:
+    """The whole chat completion for each case from the OpenAI API at ``url``
+    (``http://host:port/v1``), with the proxy's ``molt`` field where there is one; ``on_reply``
+    is called as each arrives. ``system`` is sent first (omit it for the proxy, which adds its own)."""
+    return asyncio.run(_replies(url, model, cases, system, concurrency, on_reply))
+
+
 def answers(url: str, model: str, cases: list[Case], system: str | None = None, concurrency: int = 16) -> list[dict]:
-    """The assistant message for each case from the OpenAI API at ``url`` (``http://host:port/v1``);
-    ``system`` is sent first (omit it for the proxy, which adds its own)."""
-    return asyncio.run(_answers(url, model, cases, system, concurrency))
+    """The assistant message for each case (see ``replies``)."""
+    return [reply["choices"][0]["message"] for reply in replies(url, model, cases, system, concurrency)]

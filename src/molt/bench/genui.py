@@ -28,25 +28,24 @@ Columns, per system (share of cases):
   steps, the edit made).
 """
 
-import asyncio
 import shutil
 from collections import Counter
 from dataclasses import dataclass
 
-import httpx
 from rich.console import Console
 from rich.progress import Progress
 
+from molt.bench.answers import replies
 from molt.bench.report import print_rows
 from molt.families import FAMILIES, Case
-from molt.families.genui import earlier_messages
+from molt.families.genui import earlier_messages, meets
 from molt.hcp import HCP
 from molt.http_server import ServerThread
 from molt.proxy.limits import Limits
 from molt.proxy.server import create_app as create_proxy_app
 from molt.registry.database import scratch_database
 from molt.stack import engine_thread, proxy_with_page
-from molt.ui.a2ui import Surface, check_answer
+from molt.ui.a2ui import Surface
 
 SYSTEMS = ("base", "specialist", "routed")
 COLUMNS = ("valid_first_try", "valid_after_repair", "renders", "interactions", "constraints")
@@ -91,21 +90,6 @@ def without_adapter(hcp: HCP, label: str) -> HCP:
     return hcp.model_copy(update={"specialists": specialists})
 
 
-async def _ask(url: str, model: str, cases: list[Case], concurrency: int, progress: Progress, task) -> list[dict]:
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(client: httpx.AsyncClient, case: Case) -> dict:
-        body = {"model": model, "messages": case.messages, "temperature": 0, "max_tokens": GENUI.max_tokens}
-        async with gate:
-            response = await client.post("/v1/chat/completions", json=body)
-        response.raise_for_status()
-        progress.advance(task)
-        return response.json()
-
-    async with httpx.AsyncClient(base_url=url, timeout=1800) as client:
-        return await asyncio.gather(*(one(client, case) for case in cases))
-
-
 def checked_outcome(case: Case, reply: dict) -> Outcome:
     """What the answer is worth before a browser sees it: validity (first try, after repairs), constraints."""
     message = reply["choices"][0]["message"]
@@ -114,7 +98,7 @@ def checked_outcome(case: Case, reply: dict) -> Outcome:
     outcome = Outcome(case.check["kind"], reply.get("molt", {}).get("specialist", ""), message.get("content") or "")
     outcome.valid_after_repair = surface is not None
     outcome.valid_first_try = outcome.valid_after_repair and surface_check.get("repairs") == 0 and not surface_check.get("slip_fixed")
-    outcome.constraints = GENUI.score(case, message)["score"] == 1.0
+    outcome.constraints = surface is not None and meets(case.check, surface)
     if surface is None:
         if not surface_check:
             outcome.note = "not a surface"  # the proxy saw no A2UI messages: an answer in words
@@ -124,10 +108,11 @@ def checked_outcome(case: Case, reply: dict) -> Outcome:
     return outcome
 
 
-def use_in_browser(page, case: Case, outcome: Outcome, errors: list[str]) -> None:
-    """Draw the surface (after the ones already shown) and use every input and button on it."""
-    drawn = [*earlier_messages(case), *check_answer(outcome.content, earlier_messages(case)).messages]
-    _, surface = GENUI.checked(case, {"content": outcome.content})
+def use_in_browser(page, case: Case, outcome: Outcome, errors: list[str]) -> bool:
+    """Draw the surface (after the ones already shown) and use every input and button on it.
+    Returns whether what was drawn validates under ``a2ui-core`` (and molt's rules)."""
+    checked, surface = GENUI.checked(case, {"content": outcome.content})
+    drawn = [*earlier_messages(case), *checked.messages]
     errors.clear()
     host = page.locator(f'#molt-check a2ui-surface[data-surface-id="{surface.id}"]')
     try:
@@ -141,13 +126,14 @@ def use_in_browser(page, case: Case, outcome: Outcome, errors: list[str]) -> Non
     if not outcome.renders:
         outcome.note = outcome.note or (errors[0][:200] if errors else "nothing drawn")
         outcome.interactions = None if outcome.kind in STILL else False
-        return
+        return checked.valid
     if outcome.kind in STILL:
-        return
+        return checked.valid
     problems = interact(page, host, surface)
     outcome.interactions = not problems and not errors and bool(inputs_and_buttons(surface))
     if not outcome.interactions:
         outcome.note = outcome.note or (problems or errors or ["nothing to use on a surface meant for use"])[0][:200]
+    return checked.valid
 
 
 def inputs_and_buttons(surface: Surface) -> list:
@@ -251,8 +237,7 @@ def browse(url: str, cases: list[Case], outcomes: dict[str, list[Outcome]], cons
             task = progress.add_task("drawing and using surfaces in Chromium", total=len(valid))
             for system, case, outcome in valid:
                 reached[system] += 1
-                reached[f"{system}_validates"] += check_answer(outcome.content, earlier_messages(case)).valid
-                use_in_browser(page, case, outcome, errors)
+                reached[f"{system}_validates"] += use_in_browser(page, case, outcome, errors)
                 progress.advance(task)
         browser.close()
     return dict(reached)
@@ -263,7 +248,7 @@ def run(hcp: HCP, config: GenuiBenchConfig, console: Console) -> dict:
     if genui is None:
         raise ValueError("this HCP has no trained genui specialist; run `molt specialists bootstrap` first")
     cases = GENUI.generate("heldout", config.cases, config.seed)
-    replies: dict[str, list[dict]] = {}
+    answered: dict[str, list[dict]] = {}
     limits = Limits(max_per_client=config.concurrency)
     with engine_thread(hcp) as served, scratch_database() as base_db, scratch_database() as db:
         # single-turn answers: no later turn reads a summary, so the proxies skip writing them
@@ -273,8 +258,8 @@ def run(hcp: HCP, config: GenuiBenchConfig, console: Console) -> dict:
             with Progress(console=console, transient=True) as progress:
                 for system, (where, model) in plan.items():
                     task = progress.add_task(f"{system}: {len(cases)} held-out requests", total=len(cases))
-                    replies[system] = asyncio.run(_ask(where, model, cases, config.concurrency, progress, task))
-            outcomes = {system: [checked_outcome(case, reply) for case, reply in zip(cases, replies[system])] for system in SYSTEMS}
+                    answered[system] = replies(f"{where}/v1", model, cases, concurrency=config.concurrency, on_reply=lambda: progress.advance(task))
+            outcomes = {system: [checked_outcome(case, reply) for case, reply in zip(cases, answered[system])] for system in SYSTEMS}
             reached = browse(url, cases, outcomes, console) if config.browser else {}
     table = summary(outcomes)
     print_table(table, len(cases), config.browser, console)
