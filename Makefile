@@ -7,9 +7,9 @@ WEB_BUNDLE := src/molt/web/static/app.js
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install services proto clean
+.PHONY: up test install sandbox services proto clean
 
-up: install
+up: install sandbox
 	$(BIN)/molt up
 
 test: install services
@@ -33,9 +33,16 @@ $(WEB_BUNDLE): web/package.json web/package-lock.json $(wildcard web/src/*.js)
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }
 	cd web && npm ci --no-audit --no-fund --loglevel=error && npm run build
 
+# The action sandbox's namespaces (molt.harness.substrate); without bubblewrap it runs a weaker
+# fallback, and `molt doctor` says so.
+sandbox:
+	@command -v bwrap >/dev/null || { \
+		echo "installing bubblewrap (Debian package bubblewrap) for the action sandbox"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
+
 # What the tests start or drive for themselves: PostgreSQL (the registry runs on SQLite and
 # PostgreSQL) and Chromium (the web app's browser test).
-services:
+services: sandbox
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || { \
 		echo "installing PostgreSQL (Debian package postgresql) for the tests"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }

@@ -235,3 +235,11 @@ def test_bootstrap_progress_follows_every_step_of_a_bootstrap(tmp_path, monkeypa
     assert done.path.is_file() and {s.label: s.adapter for s in done.hcp.specialists}["chat"] == "chat"
     shown = capsys.readouterr().err
     assert "training chat" in shown and "router:" in shown and "training requests" in shown
+
+
+def test_doctor_names_the_sandbox_isolation_mode():
+    result = molt("doctor")
+    assert result.returncode == 0
+    assert "bubblewrap: mount, network, pid" in result.stdout
+    weak = subprocess.run([sys.executable, "-m", "molt", "doctor"], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", "MOLT_SANDBOX": "rlimits"})
+    assert weak.returncode == 1 and "NOT fenced off" in weak.stdout

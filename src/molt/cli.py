@@ -131,6 +131,21 @@ def chat(
         stream_answer(session, message, console)
 
 
+@app.command()
+def doctor() -> None:
+    """What this machine gives molt: the action sandbox's isolation mode, bubblewrap, the embedded
+    model, Chromium, PostgreSQL. Exits 1 when a part is missing or the sandbox runs its weaker fallback."""
+    from molt.doctor import checks
+
+    table = Table("part", "ok", "detail")
+    found = checks()
+    for check in found:
+        table.add_row(check.part, "[green]yes[/]" if check.ok else "[red]no[/]", check.detail)
+    console.print(table)
+    if not all(c.ok for c in found):
+        raise typer.Exit(1)
+
+
 @models_app.command("info")
 def models_info(source: Annotated[str, typer.Argument(help=SOURCE_HELP)] = "embedded") -> None:
     """Print a base model's architecture, parameters, dtype, memory and load time."""

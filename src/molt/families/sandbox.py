@@ -1,11 +1,11 @@
-"""Run a model's code answer against a family's tests in a separate, limited process.
+"""Run a model's code answer against a family's tests in a fresh sandbox of the action substrate.
 
 The answer never sees the expected outputs, and nothing it does in its own process can make a
 test pass:
 
-1. **Load:** the child (``python -I``: no user site, no environment-driven imports, in an
-   empty temporary directory, with CPU-time, memory and file-size limits and a wall-clock
-   timeout) runs the answer as a module with its own stdout and stderr sent to /dev/null.
+1. **Load:** the child (``python -I`` in a fresh workspace of ``molt.harness.substrate``: the
+   operating system's isolation, CPU-time, memory, process and file-size limits, a wall clock)
+   runs the answer as a module with its own stdout and stderr sent to /dev/null.
 2. **Run:** the child calls the function on each test's arguments and writes each result as
    JSON on a private copy of stdout, then a sentinel line with a nonce it read before loading.
 3. **Judge (here, in the parent):** pass only when the child exited 0, wrote every result and
@@ -13,22 +13,16 @@ test pass:
    trip. ``SystemExit`` or ``os._exit`` before the results, an object whose ``__eq__`` always
    says yes (not JSON), or patched ``assert`` helpers all fail: the comparison is not the
    child's to make.
-
-A guard against accidents and cheap tricks (loops, huge allocations, early exits), not a
-security boundary for hostile code.
 """
 
 import json
-import resource
 import secrets
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
-TIMEOUT_S = 5
-MEMORY_BYTES = 512 * 1024 * 1024
+from molt.harness.substrate.isolation import Limits
+from molt.harness.substrate.once import run_program
+
+LIMITS = Limits(cpu_s=5, memory_bytes=512 * 1024 * 1024, processes=16, wall_s=10, file_bytes=1 << 20)
 HARNESS = r'''
 import json, os, runpy, sys
 nonce, function, calls = json.loads(sys.stdin.readline())
@@ -47,26 +41,13 @@ report.flush()
 '''
 
 
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_CPU, (TIMEOUT_S, TIMEOUT_S))
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-
-
 def run_tests(code: str, function: str, tests: list[dict[str, Any]]) -> bool:
     """True when ``function`` of ``code`` returns each test's ``expected`` for its ``args``."""
     nonce = secrets.token_hex(8)
-    with tempfile.TemporaryDirectory() as workdir:
-        Path(workdir, "solution.py").write_text(code, encoding="utf-8")
-        Path(workdir, "harness.py").write_text(HARNESS, encoding="utf-8")
-        stdin = json.dumps([nonce, function, [t["args"] for t in tests]]) + "\n"
-        try:
-            done = subprocess.run(
-                [sys.executable, "-I", "harness.py"], cwd=workdir, input=stdin, capture_output=True, text=True,
-                timeout=TIMEOUT_S * 2, preexec_fn=_limits,
-            )
-        except subprocess.TimeoutExpired:
-            return False
+    stdin = json.dumps([nonce, function, [t["args"] for t in tests]]) + "\n"
+    done = run_program({"solution.py": code, "harness.py": HARNESS}, "harness.py", stdin, LIMITS)
+    if done is None:
+        return False
     lines = done.stdout.splitlines()
     if done.returncode != 0 or len(lines) != len(tests) + 1 or lines[-1] != f"done {nonce}":
         return False

@@ -113,6 +113,40 @@ class Prompts(Table):
         return route
 
 
+class ToolProxy(Table):
+    """An external service the model may use only through the harness (sandboxed sessions have no network)."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+    description: str = ""
+    url: str = Field(pattern=r"^https?://")
+    """The harness POSTs the call's arguments here as JSON, with an ``Idempotency-Key`` header."""
+    parameters: dict = {"type": "object", "properties": {}}
+    """JSON schema of the arguments the model gives."""
+    fields: dict[str, Literal["ai", "noai"]] = {}
+    """Visibility per field name: ``noai`` fields never enter the model's context (removed from
+    results at any depth, refused as arguments)."""
+    inject: dict[str, str] = {}
+    """``noai`` arguments the harness fills itself: field → environment variable name (a secret's name, never its value)."""
+    side_effect: bool = False
+    """A call changes something: it is journaled under its idempotency key before it runs, so a retried call runs once."""
+    compensate: str | None = None
+    """The proxy that undoes a call of this one (given the same arguments)."""
+    timeout_s: float = Field(10, gt=0)
+
+    @field_validator("inject")
+    @classmethod
+    def _inject_names(cls, value: dict[str, str]) -> dict[str, str]:
+        check_env_names(list(value.values()))
+        return value
+
+    @model_validator(mode="after")
+    def _injected_are_noai(self) -> "ToolProxy":
+        visible = [f for f in self.inject if self.fields.get(f) != "noai"]
+        if visible:
+            raise ValueError(f"tool proxy {self.name}: injected fields must be noai ({', '.join(visible)})")
+        return self
+
+
 class Tools(Table):
     call_format: str = "hermes"
     """How tool calls are written in the model's text."""
@@ -120,6 +154,18 @@ class Tools(Table):
     """Function names the specialists may call; empty allows whatever the client offers."""
     max_repairs: int = Field(1, ge=0, le=4)
     """Times a refused tool call (not offered, not allowed) goes back to the specialist before it answers with tools off."""
+    proxies: list[ToolProxy] = []
+    """External services the harness calls for the model (``molt.harness.proxies``)."""
+
+    @model_validator(mode="after")
+    def _compensations_known(self) -> "Tools":
+        names = [p.name for p in self.proxies]
+        for proxy in self.proxies:
+            if proxy.compensate is not None and proxy.compensate not in names:
+                raise ValueError(f"tool proxy {proxy.name}: compensate names {proxy.compensate!r}, not a declared proxy")
+        if len(set(names)) != len(names):
+            raise ValueError("tool proxy names must be unique")
+        return self
 
     @field_validator("call_format")
     @classmethod

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-KINDS = ("base", "dataset", "job", "adapter", "router", "hcp", "pair", "evaluation")
+KINDS = ("base", "dataset", "job", "adapter", "router", "hcp", "pair", "evaluation", "tool")
 
 
 class Base(DeclarativeBase):

@@ -1,0 +1,124 @@
+"""Tool proxies: NoAI fields never reach the model or the journal, a retried call runs its side effect once."""
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from molt.harness.proxies import CRASH_ENV, Journal, ProxyRunner
+from molt.harness.substrate import Limits, Substrate
+from shop_proxies import proxies
+
+SECRET = "shop-token-4242"
+HERE = Path(__file__).parent
+
+
+class Shop:
+    """A refund service that honours Idempotency-Key, as payment APIs do; counts real side effects."""
+
+    def __init__(self):
+        self.refunds: list[dict] = []
+        self.cancelled: list[str] = []
+        self.by_key: dict[str, dict] = {}
+        self.tokens: list[str] = []
+        shop = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                shop.tokens.append(body.pop("token", ""))
+                key = self.headers["Idempotency-Key"]
+                if key not in shop.by_key:
+                    if self.path == "/refunds":
+                        shop.refunds.append(body)
+                        shop.by_key[key] = {"refund_id": f"r{len(shop.refunds)}", "order": body["order"], "card": {"number": "4111 1111 1111 1111", "last4": "1111"}}
+                    else:
+                        shop.cancelled.append(body["order"])
+                        shop.by_key[key] = {"cancelled": body["order"]}
+                data = json.dumps(shop.by_key[key]).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def shop():
+    shop = Shop()
+    yield shop
+    shop.server.shutdown()
+
+
+@pytest.fixture
+def runner(shop, tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOP_TOKEN", SECRET)
+    return ProxyRunner(proxies(shop.url), Journal(tmp_path / "journal.jsonl"))
+
+
+def test_noai_fields_stay_out_of_the_model_context_and_the_journal(runner, shop, tmp_path):
+    schema = runner.schemas()[0]["function"]["parameters"]
+    assert "token" not in schema["properties"] and schema["required"] == ["order", "amount"]
+    result = runner.call("refund", {"order": "A-17", "amount": 12.5}, "conv-1:0")
+    assert result == {"refund_id": "r1", "order": "A-17"}  # the card went nowhere near the model
+    assert shop.tokens == [SECRET]  # the service got the injected secret
+    journal = (tmp_path / "journal.jsonl").read_text()
+    assert SECRET not in journal and "4111" not in journal
+    with pytest.raises(Exception, match="token cannot be passed"):
+        runner.call("refund", {"order": "A-18", "amount": 1, "token": "guess"}, "conv-1:1")
+
+
+@pytest.mark.parametrize("crash_at", ["before-send", "after-send"])
+def test_a_call_retried_after_a_crash_runs_its_side_effect_once(shop, tmp_path, crash_at, monkeypatch):
+    journal = tmp_path / "journal.jsonl"
+    crashing = f"""
+import sys
+from pathlib import Path
+sys.path.insert(0, {str(HERE)!r})
+from molt.harness.proxies import Journal, ProxyRunner
+from shop_proxies import proxies
+ProxyRunner(proxies({shop.url!r}), Journal(Path({str(journal)!r}))).call("refund", {{"order": "B-2", "amount": 30}}, "conv-2:0")
+"""
+    done = subprocess.run([sys.executable, "-c", crashing], env={"PATH": "/usr/bin:/bin", CRASH_ENV: crash_at, "SHOP_TOKEN": SECRET}, capture_output=True, text=True)
+    assert done.returncode == 70, done.stderr
+    assert len(shop.refunds) == (1 if crash_at == "after-send" else 0)
+    monkeypatch.setenv("SHOP_TOKEN", SECRET)
+    retried = ProxyRunner(proxies(shop.url), Journal(journal))
+    assert retried.call("refund", {"order": "B-2", "amount": 30}, "conv-2:0") == {"refund_id": "r1", "order": "B-2"}
+    assert retried.call("refund", {"order": "B-2", "amount": 30}, "conv-2:0") == {"refund_id": "r1", "order": "B-2"}
+    assert len(shop.refunds) == 1
+
+
+def test_a_finished_call_is_not_sent_again_and_undo_runs_once(runner, shop):
+    runner.call("refund", {"order": "C-3", "amount": 5}, "conv-3:0")
+    served = len(shop.by_key)
+    runner.call("refund", {"order": "C-3", "amount": 5}, "conv-3:0")
+    assert len(shop.by_key) == served and len(shop.refunds) == 1
+    assert runner.undo("refund:conv-3:0") == {"cancelled": "C-3"}
+    assert runner.undo("refund:conv-3:0") == {"cancelled": "C-3"}
+    assert shop.cancelled == ["C-3"]
+
+
+def test_a_session_reaches_a_service_only_through_its_proxy(runner, shop, tmp_path):
+    substrate = Substrate(tmp_path / "sessions", Limits(wall_s=10), host=lambda key: runner.host_call(key))
+    try:
+        outcome = substrate.run("conv-4", "r = tools.refund(order='D-4', amount=7.5)\nr")
+        direct = substrate.run("conv-4", f"import urllib.request; urllib.request.urlopen({shop.url + '/refunds'!r}, b'{{}}', timeout=2)")
+        unknown = substrate.run("conv-4", "tools.wire_money(amount=1)")
+    finally:
+        substrate.close()
+    assert outcome.value == "{'refund_id': 'r1', 'order': 'D-4'}", outcome
+    assert "Connection refused" in direct.error and len(shop.refunds) == 1
+    assert "no tool proxy named 'wire_money'" in unknown.error
+
