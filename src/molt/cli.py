@@ -498,6 +498,30 @@ def bench_genui(
         print_json(result)
 
 
+@bench_app.command("substrate")
+def bench_substrate(
+    hcp: TrainedHcp = None,
+    tasks: Annotated[int, typer.Option(min=4, help="Multi-step business tasks, the four task kinds in turn.")] = 48,
+    split: Annotated[str, typer.Option(help="heldout (a world, functions and task kinds never trained on), wording, or train.")] = "heldout",
+    seed: Annotated[int, typer.Option(help="Seed of the task draw.")] = 0,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure and each task's outcome.")] = False,
+) -> None:
+    """Function calling vs the REPL substrate on multi-step business tasks with exact answers, for
+    the base and the agent specialist, all through the proxy's harness: accuracy, model calls and
+    tokens per task, and the REPL's ratio to function calling."""
+    from molt.bench.report import print_json
+    from molt.bench.substrate import SubstrateBenchConfig, run
+
+    if split not in ("heldout", "wording", "train"):
+        fail(f"--split is heldout, wording or train, not {split!r}")
+    try:
+        result = run(_trained_hcp(hcp), SubstrateBenchConfig(tasks, seed, split), err if json_output else console)
+    except ValueError as e:
+        fail(e)
+    if json_output:
+        print_json(result)
+
+
 @bench_app.command("train")
 def bench_train(
     model: Source = "embedded",

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from molt.families import FAMILIES
+from molt.families import ALL_FAMILIES as FAMILIES
 
 N = 8
 TRAIN_SIZE = 300

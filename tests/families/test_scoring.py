@@ -8,7 +8,7 @@ import json
 
 from molt.families import FAMILIES
 from molt.families.genui import build
-from molt.families.sandbox import run_tests
+from molt.harness.substrate.function_tests import run_tests
 
 AGENT, CODING, GENUI = FAMILIES["agent"], FAMILIES["coding"], FAMILIES["genui"]
 

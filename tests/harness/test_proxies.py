@@ -1,57 +1,17 @@
 """Tool proxies: NoAI fields never reach the model or the journal, a retried call runs its side effect once."""
 
-import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from molt.harness.proxies import CRASH_ENV, Journal, ProxyRunner
 from molt.harness.substrate import Limits, Substrate
-from shop_proxies import proxies
+from shop_proxies import Shop, proxies
 
 SECRET = "shop-token-4242"
 HERE = Path(__file__).parent
-
-
-class Shop:
-    """A refund service that honours Idempotency-Key, as payment APIs do; counts real side effects."""
-
-    def __init__(self):
-        self.refunds: list[dict] = []
-        self.cancelled: list[str] = []
-        self.by_key: dict[str, dict] = {}
-        self.tokens: list[str] = []
-        shop = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                shop.tokens.append(body.pop("token", ""))
-                key = self.headers["Idempotency-Key"]
-                if key not in shop.by_key:
-                    if self.path == "/refunds":
-                        shop.refunds.append(body)
-                        shop.by_key[key] = {"refund_id": f"r{len(shop.refunds)}", "order": body["order"], "card": {"number": "4111 1111 1111 1111", "last4": "1111"}}
-                    else:
-                        shop.cancelled.append(body["order"])
-                        shop.by_key[key] = {"cancelled": body["order"]}
-                data = json.dumps(shop.by_key[key]).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
 @pytest.fixture
@@ -87,7 +47,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, {str(HERE)!r})
 from molt.harness.proxies import Journal, ProxyRunner
-from shop_proxies import proxies
+from shop_proxies import Shop, proxies
 ProxyRunner(proxies({shop.url!r}), Journal(Path({str(journal)!r}))).call("refund", {{"order": "B-2", "amount": 30}}, "conv-2:0")
 """
     done = subprocess.run([sys.executable, "-c", crashing], env={"PATH": "/usr/bin:/bin", CRASH_ENV: crash_at, "SHOP_TOKEN": SECRET}, capture_output=True, text=True)

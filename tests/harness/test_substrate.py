@@ -156,3 +156,13 @@ def test_the_fallback_contains_what_it_claims_and_says_what_it_does_not(tmp_path
     assert looped.restarted and "wall-clock" in looped.error
     assert "SIGSEGV" in session.run("import ctypes; ctypes.string_at(0)").error
     session.close()
+
+
+def test_the_server_environment_and_its_secrets_stay_outside(bystander, monkeypatch):
+    monkeypatch.setenv("SHOP_API_TOKEN", "never-inside")
+    session = Session(bystander.root / "fresh-env", LIMITS)
+    try:
+        outcome = session.run("import os; sorted(os.environ)")
+    finally:
+        session.close()
+    assert "SHOP_API_TOKEN" not in outcome.value and "MOLT_HOME" not in outcome.value, outcome

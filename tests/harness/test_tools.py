@@ -3,7 +3,7 @@
 import pytest
 
 from molt.harness.substrate import Limits, Substrate
-from molt.harness.tools import PROMOTED, ToolLibrary
+from molt.harness.tools import DEMOTE_AFTER, PROMOTED, ToolLibrary
 from molt.registry.registry import Registry
 
 LIMITS = Limits(wall_s=20)
@@ -54,16 +54,30 @@ def test_validation_runs_in_a_fresh_sandbox_not_the_session_that_wrote_the_helpe
     assert outcome.output.strip() == "6" and "'promoted': False" in outcome.value, outcome
 
 
-def test_a_promoted_tool_that_fails_in_use_is_demoted_with_its_records_kept(substrate, library):
+def test_a_promoted_tool_that_keeps_failing_in_use_is_demoted_with_its_records_kept(substrate, library):
     library.stage("refund_total", REFUND_TOTAL, CASES)
     assert library.promote("refund_total")["promoted"]
-    failed = substrate.run("user", "refund_total([{'amount': 'ten', 'currency': 'EUR'}], 'EUR')")
-    assert "TypeError" in failed.error
+    for attempt in range(DEMOTE_AFTER):
+        assert library.promoted(), f"demoted after {attempt} failures"
+        failed = substrate.run(f"user {attempt}", "refund_total([{'amount': 'ten', 'currency': 'EUR'}], 'EUR')")
+        assert "TypeError" in failed.error
     assert library.promoted() == []
     assert "NameError" in substrate.run("later", "refund_total([], 'EUR')").error
     moves = library.registry.history(PROMOTED + "refund_total")
-    assert [m.reason.split(":")[0] for m in moves] == ["passed 2 reference case(s) in a fresh sandbox", "failed in use"]
+    assert [m.reason.split(";")[0] for m in moves] == ["passed 2 reference case(s) in a fresh sandbox", f"failed in use {DEMOTE_AFTER} times"]
     assert len(library.registry.records("tool")) == 1  # the tool's record stays
+    verdicts = [e.attributes["verdict"] for e in library.registry.records("evaluation") if e.name == "tool-use"]
+    assert verdicts == ["failed"] * (DEMOTE_AFTER - 1) + ["demoted"]
+
+
+def test_a_new_version_must_also_pass_the_cases_of_the_one_it_replaces(library):
+    library.stage("refund_total", REFUND_TOTAL, CASES)
+    assert library.promote("refund_total")["promoted"]
+    rewritten = "def refund_total(refunds, currency):\n    return 0\n"
+    library.stage("refund_total", rewritten, [{"args": [[], "EUR"], "expected": 0}])
+    verdict = library.promote("refund_total")
+    assert not verdict["promoted"] and "the version it would replace" in verdict["reason"]
+    assert library.current("refund_total").attributes["code"] == REFUND_TOTAL
 
 
 def test_bad_saves_get_clear_errors(substrate):
@@ -71,3 +85,8 @@ def test_bad_saves_get_clear_errors(substrate):
     assert "no function named 'nothing_here'" in outcome.error
     outcome = substrate.run("writer", "def f(x):\n    return x\nsave_tool('f', [{'args': 1}])")
     assert "each reference case" in outcome.error
+    outcome = substrate.run("writer", "def print(x):\n    return x\nsave_tool('print', [{'args': [1], 'expected': 1}])")
+    assert "not a builtin or a session function" in outcome.error
+    sneaky = "tools.refund(order='X', amount=1)\ndef g(x):\n    return x\n"
+    outcome = substrate.run("writer", f"save_tool('g', [{{'args': [1], 'expected': 1}}], code={sneaky!r})")
+    assert "imports and plain function definitions only" in outcome.error

@@ -10,12 +10,12 @@ from collections.abc import Callable
 
 import httpx
 
-from molt.families import FAMILIES, Case
+from molt.families import ALL_FAMILIES, Case
 
 
 def request_body(model: str, case: Case, system: str | None) -> dict:
     messages = ([{"role": "system", "content": system}] if system else []) + case.messages
-    body = {"model": model, "messages": messages, "temperature": 0, "max_tokens": FAMILIES[case.family].max_tokens}
+    body = {"model": model, "messages": messages, "temperature": 0, "max_tokens": ALL_FAMILIES[case.family].max_tokens}
     return {**body, "tools": case.tools} if case.tools else body
 
 

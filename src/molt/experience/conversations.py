@@ -24,7 +24,8 @@ from molt.registry.schema import StoredConversation, TurnSummary
 
 
 def encode(conversation: Conversation) -> dict:
-    return {"system": list(conversation.system), "turns": [_turn(t) for t in conversation.turns], "pending": _turn(conversation.pending) if conversation.pending else None}
+    turns = [_turn(t) for t in conversation.turns]
+    return {"system": list(conversation.system), "turns": turns, "pending": _turn(conversation.pending) if conversation.pending else None, "session": conversation.session}
 
 
 def decode(data: dict, summaries: dict[str, str]) -> Conversation:
@@ -35,7 +36,8 @@ def decode(data: dict, summaries: dict[str, str]) -> Conversation:
         return Turn(d["label"], d["user"], tuple(d["replies"]), summary, d["id"])
 
     pending = turn(data["pending"], pending=True) if data["pending"] else None
-    return Conversation(tuple(data["system"]), tuple(turn(t) for t in data["turns"]), pending)
+    session = {"session": data["session"]} if data.get("session") else {}  # rows stored before sessions get a new one
+    return Conversation(tuple(data["system"]), tuple(turn(t) for t in data["turns"]), pending, **session)
 
 
 def _turn(turn: Turn) -> dict:

@@ -3,7 +3,7 @@
 A task kind is a function to write (several possible names, one signature), its reference
 code, and how to draw inputs; some kinds take a constant stated in the request ("greater than
 7"). The tests are the reference's own outputs on drawn inputs, so a reference always passes;
-an answer's first code block is run against them in ``molt.families.sandbox``.
+an answer's first code block is run against them in ``molt.harness.substrate.function_tests``.
 
 - ``train``: 18 kinds.
 - ``heldout``: 12 other kinds, with their own function names: never trained on.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from molt.families.base import Case, Family, Message, Recipe, Split, fill, rng_for
-from molt.families.sandbox import run_tests
+from molt.harness.substrate.function_tests import run_tests
 
 WORDS = ["apple", "river", "stone", "level", "music", "tiger", "noon", "cloud", "orange", "paper", "radar", "lemon"]
 CODE_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)

@@ -8,6 +8,7 @@ from functools import partial
 from molt.families import FAMILIES
 from molt.families.base import Split
 from molt.forge.envs import FamilyDataset, ProblemDataset
+from molt.forge.business import BusinessDataset
 from molt.forge.orders import OrderDataset
 from molt.hcp.contract import HCP
 from molt.models.renderer import Renderer
@@ -33,4 +34,5 @@ ENVS = {
     "unit_tests": EnvSpec("coding", FAMILIES["coding"].max_tokens, partial(FamilyDataset, "coding"), "the answer's code passes hidden tests in the sandbox"),
     "surfaces": EnvSpec("genui", FAMILIES["genui"].max_tokens, partial(FamilyDataset, "genui"), "a valid surface that meets the request"),
     "order_refund": EnvSpec("agent", 128, OrderDataset, "multi-turn: look the order id up, then refund exactly that order"),
+    "business": EnvSpec("agent", 256, BusinessDataset, "multi-step business tasks with exact answers, by function calls or code in a sandboxed session"),
 }

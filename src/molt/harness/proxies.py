@@ -77,6 +77,8 @@ class ProxyRunner:
         key = f"{name}:{key}"
         if proxy.side_effect:
             done = self.journal.last(key)
+            if done is not None and done["arguments"] != arguments:
+                raise ToolCallError(f"{name}: this call's idempotency key was used before with other arguments; not run")
             if done is not None and done["state"] == "done":
                 return done["result"]
             if done is None:
@@ -92,10 +94,10 @@ class ProxyRunner:
             raise ToolCallError(f"{proxy.name} could not be reached: {type(e).__name__}") from None
         crash_point("after-send")
         if response.is_error:
-            text = redacted_text(response.text, proxy)
-            for secret in filter(None, secrets.values()):
+            text = response.text
+            for secret in filter(None, secrets.values()):  # before cutting: a cut could leave part of one
                 text = text.replace(secret, "[secret]")
-            raise ToolCallError(f"{proxy.name} failed: HTTP {response.status_code} {text}")
+            raise ToolCallError(f"{proxy.name} failed: HTTP {response.status_code} {redacted_text(text, proxy)}")
         try:
             result = without_noai(response.json(), proxy)
         except ValueError:

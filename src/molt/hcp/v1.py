@@ -175,6 +175,28 @@ class Tools(Table):
         return name
 
 
+class Actions(Table):
+    """How the harness acts for a specialist (``molt.harness.actions``): plain function calls, or the
+    sandboxed Python session (REPL) where many calls and the arithmetic between them fit in one step."""
+
+    mode: Literal["auto", "function_calling", "repl"] = "auto"
+    """Per turn: ``auto`` takes the REPL when the request holds one of ``repl_words`` (multi-step data work), else function calls."""
+    repl_words: list[str] = ["total", "sum", "add up", "average", "mean", "how many", "count", "biggest", "largest", "convert", "per "]
+    specialists: list[str] = ["agent"]
+    """The specialists whose turns the harness acts in (it needs ``[[tools.proxies]]`` to act on)."""
+    max_steps: int = Field(6, ge=1, le=32)
+    """Model calls per turn before the specialist must answer with tools off."""
+    sessions: int = Field(16, ge=1)
+    """Sandboxed sessions kept running at once; the least recently used stops first (its files stay)."""
+    cpu_s: int = Field(60, ge=1)
+    memory_mb: int = Field(1024, ge=64)
+    wall_s: float = Field(10, gt=0)
+    processes: int = Field(32, ge=4)
+    output_kb: int = Field(64, ge=1)
+    weak_sandbox: bool = False
+    """Run model code even where only the rlimits fallback isolates it (``molt doctor``); off: the REPL is refused there and function calls are used."""
+
+
 class Environment(Table):
     api_key_env: str | None = None
     """Environment variable holding the bearer token clients must send; unset: no auth."""
@@ -239,6 +261,7 @@ class HCPv1(Table):
     prompts: Prompts
     tools: Tools = Tools()
     environment: Environment = Environment()
+    actions: Actions = Actions()
     experience: Experience = Experience()
     ui: UI = UI()
 
@@ -249,6 +272,7 @@ class HCPv1(Table):
         if duplicated:
             raise ValueError(f"specialist labels must be unique; repeated: {', '.join(duplicated)}")
         used = [("router.default_label", self.router.default_label), ("router.scorer", self.router.scorer)]
+        used += [(f"actions.specialists[{i}]", label) for i, label in enumerate(self.actions.specialists)]
         used += [(f"router.guardrails[{i}].label", g.label) for i, g in enumerate(self.router.guardrails)]
         for where, label in used:
             if label is not None and label not in labels:

@@ -19,6 +19,11 @@
   ``views.Window``). A tool call to a function the client did not offer, or outside a non-empty
   ``[tools] allowlist``, never reaches the client: it goes back to the specialist as a tool
   error, up to ``[tools] max_repairs`` times, and then the specialist answers without tools.
+- **Actions:** with the HCP's tool proxies, the harness (``molt.harness.actions``) acts in the
+  turns of ``[actions] specialists``: it offers the proxies as functions or the one ``python``
+  tool (``[actions] mode``, per turn), runs the specialist's calls of them or its code in the
+  conversation's sandboxed session, and asks again until the specialist answers the user; its
+  steps stay in the turn, so the specialist's own view of later turns holds them.
 - **Surfaces:** an answer that is A2UI messages reaches the client only once it validates
   (``molt.ui.a2ui``). Its problems go back to the specialist, up to ``[ui] repairs`` times; a
   surface that never validates becomes plain text with a notice. A trivial slip (a code fence) is
@@ -37,6 +42,7 @@ from pathlib import Path
 
 import httpx
 
+from molt.harness.actions import REPL, ActionHarness
 from molt.hcp import HCP
 from molt.hcp.v1 import Generation
 from molt.proxy.metrics import ProxyMetrics
@@ -107,6 +113,8 @@ class Conversation:
     turns: tuple[Turn, ...] = ()
     pending: Turn | None = None
     """A turn whose last reply called tools; the next messages must be their results."""
+    session: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Names the conversation's sandboxed session (``molt.harness``); a branch gets its own copy."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +138,14 @@ class Plan:
     """Names this turn to the client (``x-molt-turn-id``), in the experience log and in the stored conversation."""
     checks: dict[str, dict] = field(default_factory=dict)
     """What the harness checked in the answer, told to the client (``molt.checks``): ``surface``:
-    ``{outcome: valid | fell_back, repairs, slip_fixed}``, and the last ``problem`` when it fell back."""
+    ``{outcome: valid | fell_back, repairs, slip_fixed}``, and the last ``problem`` when it fell
+    back; ``actions``: ``{mode, model_calls, executed}`` when the harness acted in the turn."""
+    mode: str | None = None
+    """The turn's action mode (``function_calling`` or ``repl``), None when the harness stays out."""
+    session: str = ""
+    """The sandboxed session this turn acts in (the conversation's own, or a branch's copy)."""
+    acted: list[Message] = field(default_factory=list)
+    """The harness's steps of this turn (its calls and their results), kept in the turn's replies."""
 
 
 @dataclass(frozen=True)
@@ -144,8 +159,13 @@ class TurnResult:
 
 
 class TurnLoop:
-    def __init__(self, hcp: HCP, router: Router, engine: httpx.AsyncClient, renderer: Renderer, summaries: bool = True, route_log: Path | None = None):
+    def __init__(
+        self, hcp: HCP, router: Router, engine: httpx.AsyncClient, renderer: Renderer, summaries: bool = True, route_log: Path | None = None,
+        harness: ActionHarness | None = None,
+    ):
         self.hcp, self.router, self.engine, self.renderer, self.write_summaries = hcp, router, engine, renderer, summaries
+        self.harness = harness
+        """Acts for the model with the HCP's tool proxies (function calls or the REPL); None without proxies."""
         self.route_log = route_log
         """Opt-in JSONL of routed user turns ({"text", "label", "kind"}, and the turn's "tools" and
         recent "messages" when it has them): traffic to retrain the router on."""
@@ -196,10 +216,14 @@ class TurnLoop:
         turns = await self.with_summaries(conversation.turns, decision.label)
         timings["summary_wait"] = time.perf_counter() - start
         self.metrics.observe("summary_wait", timings["summary_wait"])
-        allowed = self.allowed(tools)
+        allowed, mode, session = self.allowed(tools), None, conversation.session
+        if self.harness is not None:
+            mode = self.harness.mode_for(decision.label, text_of(user))
+            allowed = [*(allowed or []), *self.harness.tools(mode)] or None
+            session = await asyncio.to_thread(self.harness.session_for, conversation.session, len(conversation.turns)) if mode else session
         max_tokens = sampling.engine_fields(self.hcp.generation)["max_tokens"]
         view = await self.fitted(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier], allowed, max_tokens)
-        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings)
+        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings, mode=mode, session=session)
 
     async def route(self, request: RouteRequest) -> RouteDecision:
         try:
@@ -256,9 +280,10 @@ class TurnLoop:
         message, usage = answer.message, answer.usage
         self.metrics.turn(plan.decision.label, plan.decision.kind)
         self.metrics.observe("turn", time.perf_counter() - plan.started)
-        turn = Turn(plan.decision.label, plan.user, (*plan.earlier, message), id=plan.turn_id)
+        turn = Turn(plan.decision.label, plan.user, (*plan.earlier, *plan.acted, message), id=plan.turn_id)
+        conversation = replace(plan.conversation, session=plan.session or plan.conversation.session)
         if message.get("tool_calls"):
-            return TurnResult(message, plan.decision, replace(plan.conversation, turns=plan.turns, pending=turn), usage)
+            return TurnResult(message, plan.decision, replace(conversation, turns=plan.turns, pending=turn), usage)
         if self.write_summaries:
             task = asyncio.create_task(self.summarise(turn, plan.conversation.system, plan.turns))
             self.summaries[turn.id] = task  # in flight only, so shutdown can cancel it
@@ -266,12 +291,19 @@ class TurnLoop:
             turn = replace(turn, writing=task)
         else:  # benchmarks measure the loop without the summary hop: others see the answer's start
             turn = replace(turn, summary=stand_in_summary(message))
-        return TurnResult(message, plan.decision, replace(plan.conversation, turns=(*plan.turns, turn), pending=None), usage)
+        return TurnResult(message, plan.decision, replace(conversation, turns=(*plan.turns, turn), pending=None), usage)
 
     async def answer_stream(self, plan: "Plan") -> AsyncIterator[dict]:
         """The engine's stream chunks for the answer, as they come (OpenAI chat.completion.chunk).
         Once a tool call or a surface starts, the rest is held back until it is checked; a refused
         call or an invalid surface is repaired and the repaired answer comes as one last chunk."""
+        if plan.mode is not None:  # the harness's steps run first; the finished answer comes as one chunk
+            answer = await self.answer(plan)
+            delta = {k: v for k, v in answer.message.items() if k in ("content", "tool_calls") and v}
+            if "tool_calls" in delta:
+                delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(delta["tool_calls"])]
+            yield {"choices": [{"index": 0, "delta": delta, "finish_reason": answer.finish_reason}], "usage": answer.usage}
+            return
         body = {**self.answer_body(plan.decision.label, plan.view, plan.tools, plan.sampling), "stream": True, "stream_options": {"include_usage": True}}
         streamed, held = Answer({"role": "assistant"}), []
         async for chunk in self.engine_stream(body):
@@ -323,8 +355,38 @@ class TurnLoop:
         start = time.perf_counter()
         answer = await self.ask(self.answer_body(plan.decision.label, plan.view, plan.tools, plan.sampling))
         answer = await self.checked(plan, answer)
+        if plan.mode is not None:
+            answer = await self.acted(plan, answer)
         self.metrics.observe("answer", time.perf_counter() - start)
         return answer
+
+    async def acted(self, plan: "Plan", first: Answer) -> Answer:
+        """The harness runs its calls of the answer (tool proxies, or code in the session) and asks
+        the specialist again, until it answers the user or calls the client's own functions."""
+        usage = dict(first.usage)
+        finish_reason = first.finish_reason
+
+        async def ask(steps: list[Message], tools_on: bool) -> Message:
+            nonlocal finish_reason
+            view = [*plan.view, *steps]
+            answer = await self.ask(self.answer_body(plan.decision.label, view, plan.tools if tools_on else None, plan.sampling))
+            answer = await self.checked(plan, answer, view) if tools_on else answer
+            for key, value in answer.usage.items():
+                usage[key] = usage.get(key, 0) + value if isinstance(value, int) else value
+            finish_reason = answer.finish_reason
+            return answer.message
+
+        message, step = await self.harness.run(ask, first.message, plan.mode, plan.session, plan.turn_id)
+        plan.acted.extend(step.messages)
+        plan.checks["actions"] = {"mode": plan.mode, "model_calls": step.model_calls, "executed": step.executed}
+        if not message.get("tool_calls"):
+            turns = len(plan.conversation.turns)
+            forgotten = self.harness.finish_turn(plan.session, turns)
+            if plan.mode == REPL and step.executed:
+                await asyncio.to_thread(self.harness.keep_state, plan.session, turns + 1)
+            if forgotten:
+                await asyncio.to_thread(self.harness.forget, forgotten)
+        return Answer(message, usage, "tool_calls" if message.get("tool_calls") else finish_reason)
 
     async def ask(self, body: dict) -> Answer:
         reply = await self.chat(body)
@@ -332,15 +394,16 @@ class TurnLoop:
         message = {k: v for k, v in choice["message"].items() if v is not None}
         return Answer(message, reply.get("usage", {}), choice.get("finish_reason") or "stop")
 
-    async def checked(self, plan: "Plan", answer: Answer) -> Answer:
-        """``answer`` once the harness allows its tool calls and its surface validates."""
-        return await self.checked_surface(plan, await self.checked_calls(plan, answer))
+    async def checked(self, plan: "Plan", answer: Answer, view: list[Message] | None = None) -> Answer:
+        """``answer`` once the harness allows its tool calls and its surface validates (``view``:
+        what the answer was asked with, when the harness's steps came after ``plan.view``)."""
+        return await self.checked_surface(plan, await self.checked_calls(plan, answer, view), view)
 
-    async def checked_surface(self, plan: "Plan", answer: Answer) -> Answer:
+    async def checked_surface(self, plan: "Plan", answer: Answer, view: list[Message] | None = None) -> Answer:
         """An answer that looks like A2UI messages, once valid (a code fence removed); else its
         problems go back to the specialist (``[ui] repairs`` times), and then it becomes plain
         text with a notice."""
-        view, prior = plan.view, None
+        view, prior = view or plan.view, None
         for attempt in range(self.hcp.ui.repairs + 1):
             text = answer.message.get("content") or ""
             if answer.message.get("tool_calls") or not SURFACE_START.match(text) or not A2UI_KEYS.search(text):
@@ -366,12 +429,13 @@ class TurnLoop:
         self.metrics.surface("fell_back")
         return replace(answer, message={"role": "assistant", "content": surface_fallback(text, result.problems[0])}, finish_reason="stop")
 
-    async def checked_calls(self, plan: "Plan", answer: Answer) -> Answer:
+    async def checked_calls(self, plan: "Plan", answer: Answer, view: list[Message] | None = None) -> Answer:
         """``answer`` if the harness allows its tool calls; else the calls go back to the specialist as
         tool errors (``[tools] max_repairs`` times), and then it answers with tools off."""
-        view = plan.view
+        view = view or plan.view
+        own = self.harness.names(plan.mode) if self.harness is not None else set()
         for attempt in range(self.hcp.tools.max_repairs + 1):
-            refusals = refused_calls(answer.message, plan.tools, self.hcp.tools.allowlist)
+            refusals = refused_calls(answer.message, plan.tools, self.hcp.tools.allowlist, own)
             if not refusals:
                 return answer
             for reason in refusals.values():
@@ -480,13 +544,19 @@ def tool_name(tool: dict) -> str | None:
     return (tool.get("function") or {}).get("name")
 
 
-def refused_calls(message: Message, tools: list[dict] | None, allowlist: list[str]) -> dict[str, str]:
-    """Call id → why the harness refuses it: a function not offered, not allowed, or arguments that are not a JSON object."""
+def refused_calls(message: Message, tools: list[dict] | None, allowlist: list[str], own: set[str] = frozenset()) -> dict[str, str]:
+    """Call id → why the harness refuses it: a function not offered, not allowed, arguments that
+    are not a JSON object, or a message that mixes the harness's ``own`` functions with the client's."""
     offered = {tool_name(t) for t in tools or []}
+    calls = message.get("tool_calls") or []
+    names = {call.get("function", {}).get("name") for call in calls}
+    mixed = bool(names & own) and bool(names - own)
     refusals = {}
-    for call in message.get("tool_calls") or []:
+    for call in calls:
         name = call.get("function", {}).get("name")
-        if allowlist and name not in allowlist:
+        if mixed:
+            refusals[call["id"]] = "not run: call the harness's functions and the client's in separate messages"
+        elif allowlist and name not in allowlist and name not in own:
             refusals[call["id"]] = f"not allowed: the harness does not allow calling {name!r}"
         elif name not in offered:
             refusals[call["id"]] = f"not offered: {name!r} is not one of the offered functions ({', '.join(sorted(filter(None, offered))) or 'none'})"

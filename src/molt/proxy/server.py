@@ -21,11 +21,17 @@
   <that variable's value>`` (401 otherwise); ``[model] engine_api_key_env`` names the token the
   proxy sends to an engine started with ``--api-key``.
 
+- With ``[[tools.proxies]]`` in the HCP, the harness acts for the ``[actions] specialists``:
+  it runs their calls of those services itself (function calling) or their code in the
+  conversation's sandboxed session (REPL), per ``[actions] mode``; the client gets the answer,
+  and ``molt.checks.actions`` says how many model calls and actions it took.
+
 The proxy reaches the engine only through the OpenAI API at the HCP's engine URL. The modules:
 ``protocol`` (request and response shapes), ``service`` (a request's work, free of HTTP),
 ``routes`` (HTTP), ``loop`` (route → answer → summary), ``views``, ``store``, ``limits``.
 """
 
+import logging
 import os
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,7 +40,12 @@ import httpx
 from fastapi import FastAPI
 
 from molt.experience.log import ProxyState
+from molt.harness.actions import ActionHarness
+from molt.harness.proxies import Journal, ProxyRunner
+from molt.harness.substrate import isolation
+from molt.harness.tools import ToolLibrary
 from molt.hcp import HCP
+from molt.home import molt_home
 from molt.http_api import Guard, install_validation_handler
 from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
@@ -42,7 +53,10 @@ from molt.proxy.limits import Limits
 from molt.proxy.loop import TurnLoop
 from molt.proxy.routes import router
 from molt.proxy.service import ProxyService
+from molt.registry import Registry
 from molt.router import make_router
+
+log = logging.getLogger("molt.proxy")
 
 
 def env_token(name: str | None, what: str) -> str | None:
@@ -52,6 +66,16 @@ def env_token(name: str | None, what: str) -> str | None:
     if not os.environ.get(name):
         raise ValueError(f"the HCP asks for {what} with ${name}, which is not set")
     return os.environ[name]
+
+
+def action_harness(hcp: HCP, db: str | None) -> ActionHarness | None:
+    """The harness that acts with the HCP's tool proxies: sessions and the proxies' journal under
+    $MOLT_HOME/actions/<hcp name>, saved and promoted helpers in the registry at ``db``."""
+    if not hcp.tools.proxies:
+        return None
+    root = molt_home() / "actions" / hcp.name
+    log.info("action sandbox: %s", isolation().describe())
+    return ActionHarness(ProxyRunner(hcp.tools.proxies, Journal(root / "journal.jsonl")), hcp.actions, root, ToolLibrary(Registry(db)))
 
 
 def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, route_log: Path | None = None, db: str | None = None, pair: str | None = None) -> FastAPI:
@@ -64,12 +88,15 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, rout
     )
     renderer = get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format)
     state = ProxyState(hcp.experience, db, pair)
-    service = ProxyService(hcp, TurnLoop(hcp, make_router(hcp, renderer, engine), engine, renderer, summaries, route_log), state, limits)
+    harness = action_harness(hcp, db)
+    service = ProxyService(hcp, TurnLoop(hcp, make_router(hcp, renderer, engine), engine, renderer, summaries, route_log, harness), state, limits)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         yield
         await service.loop.aclose()
+        if harness is not None:
+            harness.close()
         await engine.aclose()
         state.close()
 

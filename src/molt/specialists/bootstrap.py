@@ -15,12 +15,12 @@ content store. The pair becomes ``production`` when there is none yet, else ``ca
 """
 
 import json
-import time
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from molt.families import FAMILIES, Recipe
+from molt.families import ALL_FAMILIES, FAMILIES, TRAINED_WITH, Recipe
 from molt.hcp import HCP, to_toml
 from molt.home import molt_home, replace_folder, write_atomic
 from molt.mint import ServiceClient
@@ -65,9 +65,14 @@ def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
     """The family's train split as chat JSONL. Every other finished turn (not one that waits on
     tool results) goes on with the HCP's summary request and a short summary, so the adapter
     also learns the proxy's summary hop: trained only on its own format, it would answer that
-    request with more of the format, slowly."""
+    request with more of the format, slowly. Families the specialist is also trained with
+    (``TRAINED_WITH``) add their own train split, each at its recipe's size."""
     family = FAMILIES[label]
     cases = family.generate("train", recipe.examples, seed, **recipe.options)
+    if TRAINED_WITH.get(label):
+        for extra in TRAINED_WITH[label]:
+            cases += extra.generate("train", extra.recipe.examples, seed, **extra.recipe.options)
+        random.Random(seed).shuffle(cases)
     path = molt_home() / "specialists" / "data" / f"{label}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     system = hcp.system_prompt(label)
@@ -75,7 +80,7 @@ def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
     for i, case in enumerate(cases):
         row = case.training_row(system)
         if i % 2 == 0 and not case.answer.get("tool_calls"):
-            row["messages"] += [{"role": "user", "content": hcp.prompts.summary}, {"role": "assistant", "content": family.summary_of(case)}]
+            row["messages"] += [{"role": "user", "content": hcp.prompts.summary}, {"role": "assistant", "content": ALL_FAMILIES[case.family].summary_of(case)}]
         rows.append(json.dumps(row, ensure_ascii=False) + "\n")
     return write_atomic(path, "".join(rows))
 

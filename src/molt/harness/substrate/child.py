@@ -55,9 +55,10 @@ def host(op: str, **fields) -> object:
     return answer.get("result")
 
 
-def call_tool(name: str, **arguments) -> object:
-    """Call a tool proxy the harness offers (the host runs it; private fields never come back)."""
-    return host("call", name=name, arguments=arguments)
+def call_tool(tool: str, /, **arguments) -> object:
+    """Call a function the harness offers (the host runs it; private fields never come back).
+    ``tool`` is positional-only, so any argument name (``name`` too) is the function's own."""
+    return host("call", name=tool, arguments=arguments)
 
 
 def save_tool(name: str, cases: list, description: str = "", code: str | None = None) -> object:
@@ -131,8 +132,7 @@ def reap() -> None:
         pass
     while True:
         try:
-            if os.waitpid(-1, 0)[0] == 0:
-                return
+            os.waitpid(-1, 0)
         except ChildProcessError:
             return
 

@@ -1,6 +1,8 @@
 """One program run to its end in a fresh sandbox: how scorers and RL environments run model code."""
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -20,9 +22,13 @@ def run_program(files: dict[str, str], script: str, stdin: str = "", limits: Lim
         if iso.separate_user:
             own(folder, uid)
         argv, env, setup = command(iso, [interpreter()[0], "-I", script], folder, uid, limits)
+        process = subprocess.Popen(argv, env=env, cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=setup, start_new_session=True)
         try:
-            return subprocess.run(argv, env=env, cwd=folder, input=stdin, capture_output=True, text=True, timeout=limits.wall_s, preexec_fn=setup, start_new_session=True)
+            stdout, stderr = process.communicate(stdin, timeout=limits.wall_s)
         except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)  # the whole group (bubblewrap's pid namespace dies with it)
+            process.communicate()
             return None
+        return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

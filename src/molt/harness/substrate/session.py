@@ -6,10 +6,12 @@ is how the model learns that its variables are gone (the workspace's files are k
 """
 
 import json
+import logging
 import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -23,6 +25,11 @@ CHILD = (Path(__file__).parent / "child.py").read_text(encoding="utf-8")
 PROTOCOL_BYTES = 16 << 20
 """The most one protocol line may hold (a snapshot's variables); more is a broken session."""
 RESTARTED = "[the session was restarted: its variables are gone; files in the workspace are kept]"
+IDLE_STOPPED = "[the session was stopped while idle and started again: its variables are gone; files in the workspace are kept]"
+MAX_HOST_CALLS = 200
+"""Tool calls one run may make; more get an error (a loop cannot hammer a service)."""
+HOST_TIME_FACTOR = 5
+log = logging.getLogger("molt.harness")
 
 HostCall = Callable[[str, dict], Any]
 """What the session's code asks of the host: ``(op, fields) → result``; raise ``ToolCallError``
@@ -74,6 +81,8 @@ class Session:
         self.lock = threading.Lock()
         self.buffer = b""
         self.restarts = 0
+        self.started = False
+        """Whether it ever ran: a session with no process that ran before was stopped, and says so."""
 
     # -- life ------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -89,6 +98,7 @@ class Session:
         except OSError as e:
             raise SessionError(f"the sandbox could not start ({self.iso.mode}): {e}") from e
         self.buffer = b""
+        self.started = True
         try:
             self.receive(time.monotonic() + 30)
             for name, code in self.preload():
@@ -128,6 +138,7 @@ class Session:
         """Run ``code`` as a notebook cell: its printed output, a last bare expression's value, its error."""
         start = time.monotonic()
         with self.lock:
+            lost = self.process is None and self.started
             if not self.alive:
                 self.stop()
                 self.start()
@@ -138,7 +149,10 @@ class Session:
                 self.restarts += 1
                 self.start()
                 return Outcome("", None, f"{e}\n{RESTARTED}", restarted=True, seconds=time.monotonic() - start)
-        return Outcome(answer.get("output", ""), answer.get("value"), answer.get("error"), seconds=time.monotonic() - start)
+        output = answer.get("output", "")
+        if lost:  # stopped while idle (too many live sessions): the model must know its variables went
+            output = f"{IDLE_STOPPED}\n{output}"
+        return Outcome(output, answer.get("value"), answer.get("error"), restarted=lost, seconds=time.monotonic() - start)
 
     def snapshot(self, folder: Path) -> dict:
         """The JSON-safe variables and the workspace's files, written under ``folder``."""
@@ -152,37 +166,43 @@ class Session:
                 self.stop()
                 raise SessionError(f"the session died while being snapshotted: {e}") from None
         state = {"variables": state.get("variables", {}), "skipped": state.get("skipped", [])}
-        folder.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(self.workspace, folder / "files", ignore=shutil.ignore_patterns(".tmp"), symlinks=True, dirs_exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        copy_files(self.workspace, folder / "files")
         (folder / "session.json").write_text(json.dumps(state), encoding="utf-8")
         return state
 
     def restore(self, folder: Path) -> None:
-        """The files and variables of a snapshot, into this session (files replace those of the same name)."""
+        """The files and variables of a snapshot, into this session (files replace those of the same
+        name). The session is stopped first, so nothing inside can move files while they are copied."""
         state = json.loads((folder / "session.json").read_text(encoding="utf-8"))
-        if (folder / "files").is_dir():
-            shutil.copytree(folder / "files", self.workspace, symlinks=True, dirs_exist_ok=True)
         with self.lock:
-            if not self.alive:
-                self.stop()
-                self.start()
-            elif self.iso.separate_user:
-                own(self.workspace, self.uid)
+            self.stop()
+            if (folder / "files").is_dir():
+                copy_files(folder / "files", self.workspace)
+            self.start()
             self.exchange({"op": "restore", "variables": state["variables"]}, time.monotonic() + self.limits.wall_s)
 
     def exchange(self, request: dict, deadline: float) -> dict:
-        """Send ``request``; serve the host calls its code makes (their time is not the code's) until done."""
+        """Send ``request``; serve the host calls its code makes (their time is not the code's, up to
+        ``HOST_TIME_FACTOR`` times the wall clock in all) until done."""
         self.send(request)
+        calls, last = 0, deadline + self.limits.wall_s * HOST_TIME_FACTOR
         while True:
             message = self.receive(deadline)
             if message.get("op") == "done":
                 return message
-            asked = time.monotonic()
-            try:
-                answer = {"result": self.host(message.pop("op", ""), message)}
-            except ToolCallError as e:
-                answer = {"error": str(e)}
-            deadline += time.monotonic() - asked
+            asked, calls = time.monotonic(), calls + 1
+            if calls > MAX_HOST_CALLS:
+                answer = {"error": f"more than {MAX_HOST_CALLS} tool calls in one run; not run"}
+            else:
+                try:
+                    answer = {"result": self.host(message.pop("op", ""), message)}
+                except ToolCallError as e:
+                    answer = {"error": str(e)}
+                except Exception as e:  # the host failed: the code gets an error, the session stays in step
+                    log.exception("host call failed")
+                    answer = {"error": f"the harness failed to serve this call ({type(e).__name__})"}
+            deadline = min(deadline + time.monotonic() - asked, last)  # host time is not the code's, up to a cap
             self.send(answer)
 
     def send(self, message: dict) -> None:
@@ -231,8 +251,25 @@ class Session:
 
 
 def own(folder: Path, uid: int) -> None:
-    """Give the workspace to the sandbox's uid (as root, the sandbox runs as that uid)."""
+    """Give the workspace to the sandbox's uid (as root, the sandbox runs as that uid). Called only
+    while no sandbox runs there; links are never followed."""
     os.chown(folder, uid, uid)
-    for parent, dirs, files in os.walk(folder):
+    for _, dirs, files, fd in os.fwalk(folder, follow_symlinks=False):
         for name in dirs + files:
-            os.lchown(os.path.join(parent, name), uid, uid)
+            os.chown(name, uid, uid, dir_fd=fd, follow_symlinks=False)
+
+
+def copy_files(source: Path, target: Path) -> None:
+    """Regular files, folders and links (as links) of a workspace; no FIFO, device or socket, and
+    no setuid, setgid or sticky bit (what the sandbox made must not become a privileged host file)."""
+
+    def special(folder: str, names: list[str]) -> list[str]:
+        kinds = {name: os.lstat(os.path.join(folder, name)).st_mode for name in names}
+        return [n for n, mode in kinds.items() if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))] + [".tmp"]
+
+    def plain_copy(src: str, dst: str) -> None:
+        shutil.copyfile(src, dst, follow_symlinks=False)
+        if not os.path.islink(dst):
+            os.chmod(dst, os.lstat(src).st_mode & 0o777)
+
+    shutil.copytree(source, target, symlinks=True, ignore=special, copy_function=plain_copy, dirs_exist_ok=True)

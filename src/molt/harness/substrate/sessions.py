@@ -35,9 +35,9 @@ class Substrate:
             if session is None:
                 session = Session(self.workspace(key), self.limits, self.host(key), self.preload, self.iso)
             self.sessions[key] = session
-            while len(self.sessions) > self.max_sessions:
-                _, oldest = self.sessions.popitem(last=False)
-                oldest.close()
+            evicted = [self.sessions.popitem(last=False)[1] for _ in range(len(self.sessions) - self.max_sessions)]
+        for oldest in evicted:  # outside the lock: closing waits for a run in progress
+            oldest.close()
         return session
 
     def run(self, key: str, code: str) -> Outcome:
