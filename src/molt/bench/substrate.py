@@ -118,6 +118,7 @@ def summary(results: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, di
             right = [o for o in found if o["right"]]
             table.setdefault(system, {})[mode] = {
                 "accuracy": len(right) / len(found),
+                "right_without_acting": sum(o["executed"] == 0 for o in right) / len(found),
                 "model_calls": mean(o["model_calls"] for o in found),
                 "model_calls_when_right": mean(o["model_calls"] for o in right),
                 "tokens": mean(o["tokens"] for o in found),
@@ -136,6 +137,7 @@ def print_table(table: dict, config: SubstrateBenchConfig, console: Console) -> 
     for system in SYSTEMS:
         fc, repl = table[system]["function_calling"], table[system]["repl"]
         rows.append([f"{system}: accuracy", fc["accuracy"], repl["accuracy"], ratio(repl["accuracy"], fc["accuracy"])])
+        rows.append([f"{system}: … right with no call (a guess)", fc["right_without_acting"], repl["right_without_acting"], ""])
         rows.append([f"{system}: model calls per task", fc["model_calls"], repl["model_calls"], ratio(repl["model_calls"], fc["model_calls"])])
         rows.append([f"{system}: model calls per solved task", fc["model_calls_when_right"], repl["model_calls_when_right"], ratio(repl["model_calls_when_right"], fc["model_calls_when_right"])])
         rows.append([f"{system}: tokens per task", fc["tokens"], repl["tokens"], ratio(repl["tokens"], fc["tokens"])])

@@ -54,8 +54,8 @@ class World:
             return {"error": f"unknown function {name!r}"}
         try:
             return self.functions[name](**arguments)
-        except (TypeError, KeyError, ValueError) as e:
-            return {"error": f"bad arguments for {name}: {e}"}
+        except Exception as e:  # a wrong type or value from the model: an error it can read, never a crash
+            return {"error": f"bad arguments for {name}: {type(e).__name__}: {e}"}
 
 
 @cache
