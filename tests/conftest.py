@@ -74,7 +74,7 @@ def bootstrapped(molt_home):
     shapes = {"call": 0.4, "parallel": 0.05, "no_call": 0.25, "result": 0.3}
     recipes = {
         "chat": Recipe(examples=40, epochs=2, batch_tokens=1024),
-        "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions, "shapes": shapes}),
+        "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions, "shapes": shapes}, extras=0),
     }
     return bootstrap(load_hcp(), labels=["chat", "agent"], recipes=recipes)
 

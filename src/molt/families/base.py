@@ -61,6 +61,9 @@ class Recipe:
     batch_tokens: int = 2048
     options: dict[str, Any] = field(default_factory=dict)
     """Passed to the family's ``generate`` (e.g. agent's ``functions``)."""
+    extras: float = 1.0
+    """Scale of the families the specialist is also trained with (``TRAINED_WITH``): each adds
+    ``extras`` × its own recipe's examples; 0 leaves them out."""
 
 
 class Family(ABC):

@@ -66,12 +66,13 @@ def write_data(hcp: HCP, label: str, recipe: Recipe, seed: int) -> Path:
     tool results) goes on with the HCP's summary request and a short summary, so the adapter
     also learns the proxy's summary hop: trained only on its own format, it would answer that
     request with more of the format, slowly. Families the specialist is also trained with
-    (``TRAINED_WITH``) add their own train split, each at its recipe's size."""
+    (``TRAINED_WITH``) add their own train split, each at its recipe's size times ``recipe.extras``."""
     family = FAMILIES[label]
     cases = family.generate("train", recipe.examples, seed, **recipe.options)
-    if TRAINED_WITH.get(label):
-        for extra in TRAINED_WITH[label]:
-            cases += extra.generate("train", extra.recipe.examples, seed, **extra.recipe.options)
+    extras = [extra for extra in TRAINED_WITH.get(label, ()) if round(extra.recipe.examples * recipe.extras)]
+    for extra in extras:
+        cases += extra.generate("train", round(extra.recipe.examples * recipe.extras), seed, **extra.recipe.options)
+    if extras:
         random.Random(seed).shuffle(cases)
     path = molt_home() / "specialists" / "data" / f"{label}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
