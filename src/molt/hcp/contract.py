@@ -68,12 +68,15 @@ def to_toml(hcp: BaseModel) -> str:
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Dotted paths → leaf values; specialists are keyed by label so reordering is no change."""
+    """Dotted paths → leaf values; specialists are keyed by label and tool proxies by name, so
+    reordering them is no change."""
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
-            if key == "specialists":
+            if (prefix, key) == ("", "specialists"):
                 item = {s["label"]: s for s in item}
+            elif (prefix, key) == ("tools.", "proxies"):
+                item = {p["name"]: p for p in item}
             out.update(flatten(item, f"{prefix}{key}."))
         return out
     return {prefix.rstrip("."): value}
