@@ -1,5 +1,6 @@
 """Tool proxies: NoAI fields never reach the model or the journal, a retried call runs its side effect once."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -7,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from molt.harness.proxies import CRASH_ENV, Journal, ProxyRunner
-from molt.harness.substrate import Limits, Substrate
+from molt.harness.actions import ActionHarness
+from molt.hcp.v1 import Actions
 from shop_proxies import Shop, proxies
 
 SECRET = "shop-token-4242"
@@ -71,14 +73,19 @@ def test_a_finished_call_is_not_sent_again_and_undo_runs_once(runner, shop):
 
 
 def test_a_session_reaches_a_service_only_through_its_proxy(runner, shop, tmp_path):
-    substrate = Substrate(tmp_path / "sessions", Limits(wall_s=10), host=lambda key: runner.host_call(key))
+    harness = ActionHarness(runner, Actions(wall_s=10), tmp_path)
+
+    def run(code: str, step: int) -> str:
+        call = {"id": "c", "type": "function", "function": {"name": "python", "arguments": json.dumps({"code": code})}}
+        return harness.execute(call, "conv-4", f"conv-4:turn:{step}")["content"]
+
     try:
-        outcome = substrate.run("conv-4", "r = tools.refund(order='D-4', amount=7.5)\nr")
-        direct = substrate.run("conv-4", f"import urllib.request; urllib.request.urlopen({shop.url + '/refunds'!r}, b'{{}}', timeout=2)")
-        unknown = substrate.run("conv-4", "tools.wire_money(amount=1)")
+        outcome = run("r = tools.refund(order='D-4', amount=7.5)\nr", 0)
+        direct = run(f"import urllib.request; urllib.request.urlopen({shop.url + '/refunds'!r}, b'{{}}', timeout=2)", 1)
+        unknown = run("tools.wire_money(amount=1)", 2)
     finally:
-        substrate.close()
-    assert outcome.value == "{'refund_id': 'r1', 'order': 'D-4'}", outcome
-    assert "Connection refused" in direct.error and len(shop.refunds) == 1
-    assert "no tool proxy named 'wire_money'" in unknown.error
+        harness.close()
+    assert outcome == "{'refund_id': 'r1', 'order': 'D-4'}", outcome
+    assert "Connection refused" in direct and len(shop.refunds) == 1
+    assert "no tool proxy named 'wire_money'" in unknown
 

@@ -174,9 +174,8 @@ def rate_calls(name: str, rows: list[dict], base: str, quote: str, target: str) 
 
 
 def finished(kind: str, question: str, slots: dict, value: Any, rounds, code: str, answer: str) -> Task:
-    shown = ", ".join(value) if isinstance(value, list) else str(value)
-    output = shown if not isinstance(value, list) else ", ".join(value)
-    return Task(kind, fill(question, slots), value, rounds, code, output, fill(answer, {**slots, "value": shown}))
+    shown = ", ".join(value) if isinstance(value, list) else str(value)  # what the code prints, too
+    return Task(kind, fill(question, slots), value, rounds, code, shown, fill(answer, {**slots, "value": shown}))
 
 
 TRAIN_KINDS = tuple(SHOP_ANSWERS)

@@ -116,17 +116,6 @@ class ProxyRunner:
             raise ToolCallError(f"{proxy.name} declares no compensating action")
         return self.call(proxy.compensate, entry["arguments"], f"undo:{key}")
 
-    def host_call(self, scope: str):
-        """The session op ``call`` for one conversation: keys are the scope and the call's ordinal."""
-        count = iter(range(1 << 62))
-
-        def serve(op: str, fields: dict) -> Any:
-            if op != "call":
-                raise ToolCallError(f"unknown host call {op!r}")
-            return self.call(str(fields.get("name", "")), fields.get("arguments") or {}, f"{scope}:{next(count)}")
-
-        return serve
-
 
 def visible_schema(proxy: ToolProxy) -> dict:
     schema = json.loads(json.dumps(proxy.parameters))

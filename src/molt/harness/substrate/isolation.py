@@ -15,7 +15,7 @@ its own, the workspace as working directory, and — as root, when the interpret
 others — a uid of its own. Files outside the workspace and the network are *not* fenced off:
 ``molt doctor`` says which mode is active.
 
-Both modes: ``RLIMIT_AS`` (memory), ``RLIMIT_CPU`` (CPU seconds over the session's life),
+Both modes: ``RLIMIT_AS`` (memory) and ``RLIMIT_CPU`` (CPU seconds), each per process,
 ``RLIMIT_NPROC`` (processes: counted per uid, hence a uid per session), ``RLIMIT_FSIZE`` (largest
 file) and ``RLIMIT_NOFILE``; the session enforces the wall clock and the output size.
 """
@@ -40,7 +40,7 @@ UID_BASE = 200_000
 @dataclass(frozen=True)
 class Limits:
     cpu_s: int = 60
-    """CPU seconds over the whole life of a session (then it dies and is restarted)."""
+    """CPU seconds per process over its life (the session's own process then dies and is restarted)."""
     memory_bytes: int = 1 << 30
     processes: int = 32
     wall_s: float = 10.0
@@ -81,10 +81,14 @@ def readable_by_others(path: str) -> bool:
 def isolation() -> Isolation:
     """The strongest mode that works here (``MOLT_SANDBOX=rlimits`` forces the fallback)."""
     root = os.geteuid() == 0
+
+    def fallback(why: str) -> Isolation:
+        return Isolation("rlimits", root and readable_by_others(interpreter()[0]), why)
+
     if os.environ.get("MOLT_SANDBOX") == "rlimits":
-        return Isolation("rlimits", root and readable_by_others(interpreter()[0]), "MOLT_SANDBOX=rlimits")
+        return fallback("MOLT_SANDBOX=rlimits")
     if shutil.which("bwrap") is None:
-        return Isolation("rlimits", root and readable_by_others(interpreter()[0]), "bwrap is not installed (Debian package bubblewrap)")
+        return fallback("bwrap is not installed (Debian package bubblewrap)")
     probe = Isolation("bubblewrap", root)
     argv, env, setup = command(probe, [interpreter()[0], "-I", "-c", "pass"], Path("/"), uid=UID_BASE, limits=Limits(), mounted=False)
     try:
@@ -92,7 +96,7 @@ def isolation() -> Isolation:
     except (OSError, subprocess.TimeoutExpired) as e:
         return Isolation("rlimits", False, f"bwrap failed to start: {e}")
     if done.returncode != 0:
-        return Isolation("rlimits", root and readable_by_others(interpreter()[0]), f"bwrap refused: {done.stderr.strip()[:200]}")
+        return fallback(f"bwrap refused: {done.stderr.strip()[:200]}")
     return probe
 
 

@@ -80,7 +80,6 @@ class Session:
         self.process: subprocess.Popen | None = None
         self.lock = threading.Lock()
         self.buffer = b""
-        self.restarts = 0
         self.started = False
         """Whether it ever ran: a session with no process that ran before was stopped, and says so."""
 
@@ -133,20 +132,23 @@ class Session:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def awake(self) -> None:
+        """A running process: started again when it is gone (called holding the lock)."""
+        if not self.alive:
+            self.stop()
+            self.start()
+
     # -- requests --------------------------------------------------------------------------------
     def run(self, code: str) -> Outcome:
         """Run ``code`` as a notebook cell: its printed output, a last bare expression's value, its error."""
         start = time.monotonic()
         with self.lock:
             lost = self.process is None and self.started
-            if not self.alive:
-                self.stop()
-                self.start()
+            self.awake()
             try:
                 answer = self.exchange({"op": "run", "code": code}, start + self.limits.wall_s)
             except Died as e:
                 self.stop()
-                self.restarts += 1
                 self.start()
                 return Outcome("", None, f"{e}\n{RESTARTED}", restarted=True, seconds=time.monotonic() - start)
         output = answer.get("output", "")
@@ -157,9 +159,7 @@ class Session:
     def snapshot(self, folder: Path) -> dict:
         """The JSON-safe variables and the workspace's files, written under ``folder``."""
         with self.lock:
-            if not self.alive:
-                self.stop()
-                self.start()
+            self.awake()
             try:
                 state = self.exchange({"op": "snapshot"}, time.monotonic() + self.limits.wall_s)
             except Died as e:
