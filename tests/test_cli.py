@@ -29,7 +29,7 @@ def molt(*args: str, stdin: str | None = None, timeout: int = 300) -> subprocess
 def test_help_lists_the_commands_and_what_comes():
     result = molt("--help")
     assert result.returncode == 0
-    for command in ("up", "chat", "models", "engine", "bench", "mint", "train", "proxy", "hcp", "specialists", "router", "Coming next:"):
+    for command in ("up", "chat", "models", "engine", "bench", "mint", "train", "proxy", "hcp", "specialists", "router", "evolve", "Coming next:"):
         assert command in result.stdout
 
 

@@ -14,7 +14,7 @@ from molt.http_api import API_KEY_ENV
 from molt.proxy.limits import Limits
 from molt.models import LoadedModel, ModelLoadError, load_model
 
-COMING = "Coming next: evolve."
+COMING = "Coming next: personal memory and the living bench."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
 
 app = typer.Typer(
@@ -81,6 +81,7 @@ def up(
     port: Annotated[int, typer.Option(help="Port of the chat page and the proxy's OpenAI API.")] = 8000,
     engine_port: Annotated[int, typer.Option(help="Port of the engine (OpenAI + vLLM adapter API).")] = 8001,
     bootstrap: Annotated[bool, typer.Option(help="Without --hcp: on first start, train the default specialists in the background while serving (minutes, once; cached in $MOLT_HOME).")] = True,
+    learn: Annotated[bool, typer.Option("--learn/--no-learn", help="Continual mode: a low-priority worker runs a `molt evolve` generation each time [learning] min_new_turns new turns are logged (serving the registry's production pair).")] = True,
     db: DbOption = None,
 ) -> None:
     """Start the stack on the embedded model: engine, routing proxy and chat page at
@@ -107,7 +108,7 @@ def up(
         else:
             first_start = True
     contract = contract or _hcp(hcp)
-    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err, train=first_start, pair=pair)
+    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err, train=first_start, pair=pair, learn=learn)
 
 
 @app.command()
@@ -999,6 +1000,116 @@ def _record(registry, ref: str):
 
     with _registry_errors():
         return registry.get(ref)
+
+
+@app.command("evolve")
+def evolve(
+    target: Annotated[str, typer.Option(help="The specialist to improve: agent, chat, coding or genui.")] = "agent",
+    generations: Annotated[int, typer.Option(min=1, help="Generations to run; an unfinished one resumes first.")] = 1,
+    contract: Annotated[Optional[Path], typer.Option(help="The external contract (TOML); default: molt's, molt/evolve/contract.toml.")] = None,
+    show_contract: Annotated[bool, typer.Option("--show-contract", help="Print the contract's suites with their case hashes and stop.")] = False,
+    bank: Annotated[int, typer.Option(min=4, help="Train-split problems per generation (discovery, expansion, update).")] = 48,
+    search: Annotated[int, typer.Option(min=4, help="Wording-split problems that judge HCP edits.")] = 40,
+    variants: Annotated[int, typer.Option(min=1, max=3, help="Discovery variants proposed per bank problem (one per operator).")] = 1,
+    k: Annotated[int, typer.Option(min=1, help="Samples per problem.")] = 4,
+    learning_rate: Annotated[float, typer.Option(help="SFT learning rate of the update.")] = 5e-4,
+    epochs: Annotated[int, typer.Option(min=1, help="SFT passes over the update's dataset.")] = 1,
+    update: Annotated[str, typer.Option(help="How the update trains: 'sft' (the collected dataset) or 'rl' (`molt rl` on the target's environment, --rl-steps steps).")] = "sft",
+    rl_steps: Annotated[int, typer.Option(min=1, help="RL steps of an rl update.")] = 16,
+    seed: Annotated[int, typer.Option(help="Seed of the problem draws and the training order.")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Improve a specialist, generation by generation: discovery (harder variants of the problem
+    bank), expansion (failures attributed, HCP edits searched), update (passing trajectories and
+    rated experience → SFT from the current revision through MinT) and gate (the contract's
+    held-out suites, paired bootstrap; promote to production or reject, evidence in the registry).
+    Each generation resumes from its last finished phase when stopped."""
+    from molt.evolve.contract import ContractError, cases_hash, load_contract, suite_cases
+    from molt.evolve.generation import EvolveConfig, evolve_root, next_generation, read_state, run_generation
+    from molt.evolve.plot import draw
+    from molt.registry import RegistryError
+
+    try:
+        judge = load_contract(contract)
+        if show_contract:
+            table = Table("specialist", "family", "split", "cases", "metric", "min gain", "max drop", "sha256", title=f"contract {judge.name} (version {judge.contract_version})")
+            for suite in judge.suites:
+                digest = cases_hash(suite_cases(suite))
+                table.add_row(suite.specialist, suite.family_name, suite.split, str(suite.cases), suite.metric, f"{suite.min_gain:g}", f"{suite.max_drop:g}", f"{digest[:12]} {'pinned' if suite.sha256 else 'unpinned'}")
+            console.print(table)
+            console.print(f"test: {judge.test.method} at {judge.test.confidence:.0%}, {judge.test.resamples} resamples; routing: {judge.routing.cases} cases per suite, max drop {judge.routing.max_drop:g}; latency: at most ×{1 + judge.latency.max_increase:g}")
+            return
+        judge.suite(target)
+    except ContractError as e:
+        fail(e)
+    registry = _registry(db)
+    if update not in ("sft", "rl"):
+        fail(f"--update must be sft or rl, not {update!r}")
+    config = EvolveConfig(
+        target=target, bank=bank, search=search, variants_per_case=variants, k=k, update=update, learning_rate=learning_rate, epochs=epochs, rl_steps=rl_steps,
+        seed=seed, experience_db=db,
+    )
+    states = []
+    for _ in range(generations):
+        number = next_generation(target)
+        with _evolve_progress(number) as reporter:
+            try:
+                state = run_generation(registry, judge, config, number, reporter)
+            except (ContractError, RegistryError, ValueError) as e:
+                fail(e)
+        states.append(state)
+        _generation_table(state)
+    root = evolve_root(target)
+    every = [s for p in sorted(root.glob("gen-*")) if (s := read_state(p)) and "gate" in s["phases"] and s["contract"] == judge.digest]
+    plot = draw(every, root / "generations.png", f"molt evolve --target {target}: held-out figures under contract {judge.name}")
+    console.print(f"plot: {plot}; lineage: molt registry lineage production")
+
+
+@contextlib.contextmanager
+def _evolve_progress(number: int):
+    """A bar per phase pass; piped, a line per pass and per tenth of it."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from molt.evolve.generation import Reporter
+
+    progress = Progress(TextColumn(f"gen {number}"), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err)
+    current: dict = {}
+
+    def start(name: str, total: int) -> None:
+        if "task" in current:
+            progress.update(current["task"], completed=progress.tasks[current["task"]].total)
+        current.update(task=progress.add_task(name, total=max(1, total)), name=name, total=max(1, total), done=0)
+        if not err.is_terminal:
+            err.print(f"gen {number}: {name} ({total})")
+
+    def advance() -> None:
+        progress.advance(current["task"])
+        current["done"] += 1
+        if not err.is_terminal and current["done"] % max(1, current["total"] // 10) == 0:
+            err.print(f"gen {number}: {current['name']} {current['done']}/{current['total']}")
+
+    with progress:
+        yield Reporter(start=start, advance=advance, note=lambda text: err.print(f"[yellow]{text}[/]"))
+
+
+def _generation_table(state: dict) -> None:
+    phases = state["phases"]
+    found, expansion, collected, update, gate = (phases.get(p, {}) for p in ("discovery", "expansion", "collected", "update", "gate"))
+    console.print(
+        f"[bold]generation {state['generation']}[/] ({state['target']}, incumbent {state['incumbent']}): "
+        f"discovery kept {found.get('kept')}/{found.get('proposed')} variants {found.get('by_operator')}; "
+        f"bank score {expansion.get('bank_score', 0):.2f}, failures {expansion.get('failures')}; "
+        f"HCP edit: {expansion.get('instruction') or 'none kept'}; "
+        f"dataset {collected.get('rows')} rows ({collected.get('solved_problems')}/{collected.get('problems')} problems solved by a sample, {collected.get('references')} variant references, {collected.get('rated')} rated turns); "
+        f"SFT {update.get('steps')} steps → {update.get('adapter')}, candidate {update.get('pair')}"
+    )
+    table = Table("check", "incumbent", "candidate", "Δ", "interval of Δ", "passes when", "", title=f"gate of generation {state['generation']}: {gate.get('reason')}")
+    for c in gate.get("checks", []):
+        ratio = c["name"] == "guard:latency"
+        delta = f"×{c['after'] / c['before']:.2f}" if ratio and c["before"] else f"{c['after'] - c['before']:+.3f}"
+        interval = f"[×{c['low']:.2f}, ×{c['high']:.2f}]" if ratio else f"[{c['low']:+.3f}, {c['high']:+.3f}]"
+        table.add_row(c["name"] + (" (reused)" if c.get("note") else ""), f"{c['before']:.3f}", f"{c['after']:.3f}", delta, interval, c["threshold"], "[green]pass[/]" if c["passed"] else "[red]fail[/]")
+    console.print(table)
 
 
 @registry_app.command("list")

@@ -72,9 +72,10 @@ def proxy_with_page(hcp: HCP, pair: str | None = None, db: str | None = None, **
 
     @app.get("/api/registry", include_in_schema=False)
     async def registry() -> Response:
-        if pair is None:  # served from an HCP file, not from the registry
+        serving = app.state.service.loop.pair  # moves when a promoted or rolled-back pair is swapped in
+        if serving is None:  # served from an HCP file, not from the registry
             return JSONResponse({"serving": None, "pairs": [], "lineage": ""})
-        return JSONResponse(await asyncio.to_thread(registry_view, db, pair))
+        return JSONResponse(await asyncio.to_thread(registry_view, db, serving))
 
     return app
 
@@ -99,17 +100,31 @@ def registry_view(db: str | None, serving: str) -> dict:
         registry.close()
 
 
-def run_stack(hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False, pair: str | None = None) -> None:
+def run_stack(
+    hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False, pair: str | None = None,
+    learn: bool = False,
+) -> None:
     """Serve ``hcp`` (the registry's ``pair``, when it is one, named in the experience log); with
     ``train``, also train its specialists and router in the background, each served as soon as
-    it is ready (first start)."""
-    hcp = stack_hcp(hcp, engine_port)
-    with ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port) as engine_url:
+    it is ready (first start). Serving the registry, the stack follows ``production`` (a promoted
+    or rolled-back pair is swapped in) and, with ``learn``, runs the learning worker
+    (``molt.evolve.continual``)."""
+    from molt.evolve.continual import LearningWorker, ProductionWatcher
+    from molt.registry.pairs import by_revision
+
+    hcp = stack_hcp(by_revision(hcp) if pair else hcp, engine_port)
+    say = lambda line: err.print(line, markup=False, highlight=False)  # noqa: E731
+    with ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port) as engine_url, contextlib.ExitStack() as workers:
         err.print(f"[dim]engine: {engine_url}/v1 ({hcp.model.base})[/]")
         app = proxy_with_page(hcp, pair)
         if train:
             err.print("[bold]First start:[/] the base answers now; the specialists and the router train in the background and are served as each is ready")
-            BackgroundBootstrap(hcp, app.state.service, log=lambda line: err.print(line, markup=False, highlight=False)).start()
+            BackgroundBootstrap(hcp, app.state.service, log=say).start()
+        if pair or train:
+            workers.callback(ProductionWatcher(app.state.service, None, hcp.learning.poll_s, say).start().close)
+        if learn and pair and hcp.learning.enabled:
+            err.print(f"[dim]learning: a `molt evolve` generation for {hcp.learning.target} every {hcp.learning.min_new_turns} new turns (--no-learn: off)[/]")
+            workers.callback(LearningWorker(hcp.learning, None, say).start().close)
         if not questions_piped():
             err.print(f"molt is up: chat at [bold]http://{host}:{port}[/], OpenAI API at http://{host}:{port}/v1 (model 'molt'); Ctrl-C stops it")
             serve(app, host, port, log_level="warning")

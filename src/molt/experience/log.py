@@ -38,11 +38,12 @@ class ExperienceLog:
         self.settings, self.writer, self.pair = settings, writer, pair
         self.session = sessionmaker(for_writing(engine))
 
-    async def record(self, turn_id: str, decision: RouteDecision, view: dict, answer: dict, tool_results: list, latency: dict) -> None:
+    async def record(self, turn_id: str, decision: RouteDecision, view: dict, answer: dict, tool_results: list, latency: dict, pair: str | None = None) -> None:
+        """``pair``: the pair that answered the turn (default: the one this log was opened for)."""
         private = set(self.settings.private)
         view = {**view, "messages": [hidden(m, private) for m in view["messages"]]}
         row = dict(
-            id=turn_id, at=datetime.now(timezone.utc), pair=self.pair, specialist=decision.label,
+            id=turn_id, at=datetime.now(timezone.utc), pair=pair or self.pair, specialist=decision.label,
             route={"kind": decision.kind, "reason": decision.reason, "scores": decision.scores},
             view=None if "view" in private else view, answer=None if "answer" in private else answer,
             tool_results=None if "tool_results" in private else tool_results, latency={k: round(v, 4) for k, v in latency.items()},

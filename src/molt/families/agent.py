@@ -190,6 +190,17 @@ class AgentFamily(Family):
             right = plain and all(mentions(text, f["value"], f["near"]) for f in case.check["facts"])
         return {"score": float(right), "called": float(bool(made)), "kind_call": float(kind == "call"), "kind_no_call": float(kind == "no_call")}
 
+    def failure(self, case: Case, message: Message) -> str:
+        made, kind = calls_of(message), case.check["kind"]
+        if kind == "call":
+            if not made:
+                return "no call"
+            names = sorted(c["name"] or "" for c in made)
+            return "wrong tool" if names != sorted(c["name"] for c in case.check["calls"]) else "wrong arguments"
+        if made:
+            return "spurious call" if kind == "no_call" else "repeated call"
+        return "vague refusal" if kind == "no_call" else "facts missing"
+
     def summarise(self, scores: list[dict[str, float]]) -> dict[str, float]:
         """Also: exact match on call cases, and — over call and no-call cases only — no-call
         precision (answers without a call that were meant to be) and recall (no-call cases

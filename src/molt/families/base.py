@@ -95,6 +95,10 @@ class Family(ABC):
         n = len(scores)
         return {"score": sum(s["score"] for s in scores) / n if n else 0.0, "n": float(n)}
 
+    def failure(self, case: Case, message: Message) -> str:
+        """What went wrong with an answer that did not score 1 (``molt evolve`` groups failures by it)."""
+        return "wrong answer"
+
     def summary_of(self, case: Case) -> str:
         """What the specialist did in ``case``: the short summary it learns for the summary hop."""
         return f"I told the user: {case.answer['content']}"

@@ -156,6 +156,9 @@ class CodingFamily(Family):
             cases.append(Case(self.name, [{"role": "user", "content": request}], answer, check={"function": name, "tests": tests_for(task, name, code, rng)}))
         return cases
 
+    def failure(self, case: Case, message: Message) -> str:
+        return "failing test" if CODE_BLOCK.search(message.get("content") or "") else "no code block"
+
     def score(self, case: Case, message: Message) -> dict[str, float]:
         block = CODE_BLOCK.search(message.get("content") or "")
         return {"score": float(block is not None and run_tests(block.group(1), case.check["function"], case.check["tests"]))}

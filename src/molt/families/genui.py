@@ -407,6 +407,9 @@ class GenuiFamily(Family):
                 return checked, None  # an edit changes the surface shown, it does not make another
         return checked, checked.surfaces[surface_id]
 
+    def failure(self, case: Case, message: Message) -> str:
+        return "invalid surface" if self.checked(case, message)[1] is None else "surface misses the request"
+
     def score(self, case: Case, message: Message) -> dict[str, float]:
         _, surface = self.checked(case, message)
         if surface is None:

@@ -29,17 +29,19 @@ HELDOUT_SEED = 0
 def rl_run(
     config: RLConfig, env: str, hcp: HCP, base: str = "embedded", rank: int = 16, train_size: int = 200, heldout_size: int = 30,
     engine_url: str | None = None, mint_url: str | None = None, dtype: str = "float32", folder: Path | None = None, start: str | None = None,
-    train_split: Split | None = None,
+    train_split: Split | None = None, monitor_split: Split = "heldout",
 ) -> Iterator[Run]:
     """A ready ``Run``; an engine started here stops when the block ends. ``start``: the revision
     (a ``molt://`` path) whose weights the policy starts from; None: a fresh LoRA on the base.
-    ``train_split``: the family split trained on (default: the environment's)."""
+    ``train_split``: the family split trained on (default: the environment's); ``monitor_split``:
+    the split of the problems scored greedily before and after (``molt evolve`` keeps its loop off
+    the held-out split and watches ``wording``)."""
     if env not in ENVS:
         raise ValueError(f"unknown environment {env!r}; molt has: {', '.join(ENVS)}")
     spec = ENVS[env]
     renderer = get_renderer(load_tokenizer(base))
     train = spec.dataset(train_split or spec.train_split, train_size, hcp, spec.label, renderer, config.seed)
-    heldout = spec.dataset("heldout", heldout_size, hcp, spec.label, renderer, HELDOUT_SEED).problems()  # the same for every run seed
+    heldout = spec.dataset(monitor_split, heldout_size, hcp, spec.label, renderer, HELDOUT_SEED).problems()  # the same for every run seed
     training = ServiceClient(mint_url, dtype=dtype).create_lora_training_client(base, rank=rank, seed=config.seed)
     if start is not None:
         training.load_weights(start).result()

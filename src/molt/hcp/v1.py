@@ -224,6 +224,22 @@ class Experience(Table):
     """Fields of the experience log that are never stored (``comment``: feedback comments)."""
 
 
+class Learning(Table):
+    """Continual mode (``molt up``): a learning worker runs a ``molt evolve`` generation when enough
+    new experience has come in; a promoted pair is swapped into the running stack."""
+
+    enabled: bool = True
+    """Off here or with ``molt up --no-learn``."""
+    target: str = Field("agent", pattern=LABEL)
+    """The specialist each generation improves."""
+    min_new_turns: int = Field(200, ge=1)
+    """Logged turns since the last generation that start the next one."""
+    poll_s: float = Field(30, gt=0)
+    """How often the worker counts new turns, and the stack looks for a moved ``production`` alias."""
+    contract: str | None = None
+    """The external contract's file; unset: molt's default contract."""
+
+
 class UI(Table):
     """Generative UI: the protocol and catalog genui surfaces use, and how hard the proxy tries to
     make a surface valid before showing it."""
@@ -263,6 +279,7 @@ class HCPv1(Table):
     environment: Environment = Environment()
     actions: Actions = Actions()
     experience: Experience = Experience()
+    learning: Learning = Learning()
     ui: UI = UI()
 
     @model_validator(mode="after")
@@ -274,6 +291,7 @@ class HCPv1(Table):
         used = [("router.default_label", self.router.default_label), ("router.scorer", self.router.scorer)]
         used += [(f"actions.specialists[{i}]", label) for i, label in enumerate(self.actions.specialists)]
         used += [(f"router.guardrails[{i}].label", g.label) for i, g in enumerate(self.router.guardrails)]
+        used += [("learning.target", self.learning.target)]
         for where, label in used:
             if label is not None and label not in labels:
                 raise ValueError(f"{where} is {label!r}, not a specialist label ({', '.join(labels)})")

@@ -144,6 +144,9 @@ class Plan:
     """The turn's action mode (``function_calling`` or ``repl``), None when the harness stays out."""
     session: str = ""
     """The sandboxed session this turn acts in (the conversation's own, or a branch's copy)."""
+    loop: "TurnLoop | None" = field(default=None, repr=False, compare=False)
+    """The loop that planned the turn: its HCP, router and pair answer the whole turn, even when
+    the proxy switches to another pair meanwhile."""
     acted: list[Message] = field(default_factory=list)
     """The harness's steps of this turn (its calls and their results), kept in the turn's replies."""
 
@@ -172,6 +175,8 @@ class TurnLoop:
         self.summaries: dict[str, asyncio.Task] = {}
         """Summaries being written, by turn id; each leaves when done (the turn keeps its result)."""
         self.metrics = ProxyMetrics()
+        self.pair: str | None = None
+        """The registry pair this loop serves (named in the experience log), None for an HCP file."""
 
     def model_for(self, label: str) -> str:
         return self.hcp.specialist(label).adapter or self.hcp.model.base
@@ -223,7 +228,7 @@ class TurnLoop:
             session = await asyncio.to_thread(self.harness.session_for, conversation.session, len(conversation.turns)) if mode else session
         max_tokens = sampling.engine_fields(self.hcp.generation)["max_tokens"]
         view = await self.fitted(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier], allowed, max_tokens)
-        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings, mode=mode, session=session)
+        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings, mode=mode, session=session, loop=self)
 
     async def route(self, request: RouteRequest) -> RouteDecision:
         try:

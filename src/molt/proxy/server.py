@@ -89,7 +89,9 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, rout
     renderer = get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format)
     state = ProxyState(hcp.experience, db, pair)
     harness = action_harness(hcp, db)
-    service = ProxyService(hcp, TurnLoop(hcp, make_router(hcp, renderer, engine), engine, renderer, summaries, route_log, harness), state, limits)
+    loop = TurnLoop(hcp, make_router(hcp, renderer, engine), engine, renderer, summaries, route_log, harness)
+    loop.pair = pair
+    service = ProxyService(hcp, loop, state, limits)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

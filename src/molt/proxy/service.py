@@ -6,6 +6,7 @@ turn into error JSON before a stream starts, or into an SSE error event after.
 """
 
 import asyncio
+import copy
 import json
 import time
 import uuid
@@ -77,11 +78,15 @@ class ProxyService:
         """The specialist an adopted history's surfaces belong to, if the HCP has it."""
         return self.hcp.ui.specialist if self.hcp.ui.specialist in self.labels else None
 
-    def switch_to(self, hcp: HCP, keep_router: bool = False) -> None:
-        """Serve ``hcp`` from the next turn on: a specialist trained in the background, or the
-        trained router (built here unless ``keep_router``). Turns in flight finish as they began."""
+    def switch_to(self, hcp: HCP, keep_router: bool = False, pair: str | None = None) -> None:
+        """Serve ``hcp`` (registry ``pair``, when it is one) from the next turn on: a specialist
+        trained in the background, the trained router (built here unless ``keep_router``), a
+        promoted or rolled-back pair. A new loop takes the new turns; turns in flight finish with
+        the loop that planned them, so each turn is answered by exactly one pair."""
         router = self.loop.router if keep_router else make_router(hcp, self.loop.renderer, self.loop.engine)
-        self.loop.hcp, self.loop.router, self.hcp = hcp, router, hcp
+        loop = copy.copy(self.loop)  # engine client, renderer, harness, summaries and metrics stay shared
+        loop.hcp, loop.router, loop.pair = hcp, router, pair if pair is not None else self.loop.pair
+        self.loop, self.hcp = loop, hcp
 
     def health(self) -> dict:
         return {"status": "ok", **({"training": dict(self.training)} if self.training else {})}
@@ -114,7 +119,7 @@ class ProxyService:
         async with slot:
             start = time.perf_counter()
             try:
-                answer = await self.loop.answer(plan)
+                answer = await plan.loop.answer(plan)
             except (ValueError, EngineError) as e:
                 raise TurnError.of(e, param) from e
             plan.timings["answer"] = time.perf_counter() - start
@@ -123,11 +128,11 @@ class ProxyService:
     async def finished(self, plan: Plan, answer: Answer, store: "DurableConversations", key: Callable[[dict], str]) -> TurnResult:
         """Finish the turn: store the conversation under ``key(answer message)`` and log the turn.
         Both are queued for the database's writer, never awaited on the database."""
-        result = self.loop.finish(plan, answer)
+        result = plan.loop.finish(plan, answer)
         await store.put(key(result.message), result.conversation)
         timings = {**plan.timings, "turn": time.perf_counter() - plan.started}
         results = [m for m in plan.earlier if m.get("role") == "tool"]
-        await self.state.log.record(plan.turn_id, plan.decision, {"messages": plan.view, "tools": plan.tools}, result.message, results, timings)
+        await self.state.log.record(plan.turn_id, plan.decision, {"messages": plan.view, "tools": plan.tools}, result.message, results, timings, plan.loop.pair)
         return result
 
     # -- chat completions ------------------------------------------------------------------------
@@ -161,13 +166,14 @@ class ProxyService:
         return Streamed(plan, self.chat_lines(plan, body), slot)
 
     async def chat_plan(self, body: ChatRequest, label: str | None) -> Plan:
+        loop = self.loop  # one pair plans the whole turn
         system, history, current = split(body.messages)
         conversation = await self.store.get(fingerprint(system + history))
         if conversation is None:
-            conversation = adopt(system, history, self.hcp.router.default_label, self.surface_label) if history else Conversation(tuple(system))
+            conversation = adopt(system, history, loop.hcp.router.default_label, self.surface_label) if history else Conversation(tuple(system))
             if conversation.pending is not None:
-                conversation = await self.loop.route_pending(conversation, label, body.tools)
-        return await self.loop.plan(conversation, current, label, body.tools, body.sampling)
+                conversation = await loop.route_pending(conversation, label, body.tools)
+        return await loop.plan(conversation, current, label, body.tools, body.sampling)
 
     async def chat_lines(self, plan: Plan, body: ChatRequest) -> AsyncIterator[str]:
         """The engine's chunks under the proxy's id and model; the turn is stored only after the
@@ -176,7 +182,7 @@ class ProxyService:
         base = chunk_base(body.model, plan.decision)
         answer, start = Answer({"role": "assistant"}), time.perf_counter()
         try:
-            async for chunk in self.loop.answer_stream(plan):
+            async for chunk in plan.loop.answer_stream(plan):
                 answer = fold(answer, chunk)
                 yield sse({**base, "choices": chunk.get("choices", []), **({"usage": chunk["usage"]} if chunk.get("usage") else {})})
         except EngineError as e:
@@ -231,7 +237,7 @@ class ProxyService:
         for line in events.start():
             yield line
         try:
-            async for chunk in self.loop.answer_stream(plan):
+            async for chunk in plan.loop.answer_stream(plan):
                 answer = fold(answer, chunk)
                 for choice in chunk.get("choices") or []:
                     for line in events.delta(choice.get("delta") or {}):

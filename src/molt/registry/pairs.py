@@ -6,6 +6,7 @@ is its adapter's place in the content store (``store/<hash>``, under the engine'
 and the router's folder is the stored router's, so serving a pair needs nothing but the registry.
 """
 
+import hashlib
 import math
 import tomllib
 from pathlib import Path
@@ -19,16 +20,19 @@ from molt.train.sft import SFTConfig, SFTResult
 PRODUCTION = "production"
 
 
-def register_sft(registry: Registry, config: SFTConfig, result: SFTResult, source: str) -> Entry:
-    """The dataset, the training job and the adapter revision of one finished SFT run."""
+def register_sft(registry: Registry, config: SFTConfig, result: SFTResult, source: str, data_parents: dict[str, str] | None = None) -> Entry:
+    """The dataset (made from ``data_parents``), the training job and the adapter revision of one finished SFT run."""
     base = registry.add_base(config.base_model)
-    data = registry.add_dataset(Path(config.data), source)
+    data = registry.add_dataset(Path(config.data), source, data_parents)
     settings = config.model_dump(mode="json", exclude={"data"})
     metrics = {
         "losses": result.losses, "steps": result.steps, "train_tokens": result.train_tokens,
         "eval_loss_before": result.eval_loss_before, "eval_loss_after": result.eval_loss_after,
     }
     job = registry.add_job(config.adapter, "sft", settings, metrics, {"base": base.id, "data": data.id})
+    if config.init_from and config.init_from.startswith("molt://store/"):  # continued from a registered revision
+        start = registry.get(f"adapter-{config.init_from.removeprefix('molt://store/')[:16]}")
+        return registry.add_adapter(resolve(result.revision), config.adapter, {"base": base.id, "trained_by": job.id, "started_from": start.id})
     return registry.add_adapter(resolve(result.revision), config.adapter, {"base": base.id, "trained_by": job.id})
 
 
@@ -93,14 +97,27 @@ def pair_hcp(registry: Registry, ref: str) -> HCP:
     return parse_hcp(tomllib.loads(hcp.attributes["toml"]), f"registry {hcp.id}")
 
 
-def with_adapter(registry: Registry, pair_ref: str, adapter_ref: str) -> Entry:
-    """A new pair: ``pair_ref`` with the specialist whose adapter has this revision's name
-    switched to it (same base, router and other specialists)."""
+def by_revision(hcp: HCP) -> HCP:
+    """``hcp`` with each trained specialist's adapter named after its revision (``agent-3f2a…``):
+    two pairs served by one engine, or one after the other by a running stack, never share an
+    adapter name unless they share the weights, so swapping pairs never changes what a name
+    serves under a request in flight."""
+    specialists = [s.model_copy(update={"adapter": served_name(s.label, s.revision)}) if s.adapter and s.revision else s for s in hcp.specialists]
+    return hcp.model_copy(update={"specialists": specialists})
+
+
+def served_name(label: str, revision: str) -> str:
+    return f"{label}-{hashlib.sha256(revision.encode()).hexdigest()[:10]}"
+
+
+def with_adapter(registry: Registry, pair_ref: str, adapter_ref: str, label: str | None = None) -> Entry:
+    """A new pair: ``pair_ref`` with the specialist ``label`` (default: the one whose adapter has
+    this revision's name) switched to it (same base, router and other specialists)."""
     pair, adapter = registry.get(pair_ref), registry.get(adapter_ref)
     if adapter.kind != "adapter":
         raise RegistryError(f"{adapter_ref!r} is a {adapter.kind} record, not an adapter revision")
     hcp = pair_hcp(registry, pair.id)
-    labels = [s.label for s in hcp.specialists if s.adapter == adapter.name or s.label == adapter.name]
+    labels = [s.label for s in hcp.specialists if (s.label == label if label else s.adapter == adapter.name or s.label == adapter.name)]
     if not labels:
         raise RegistryError(f"no specialist of pair {pair.id} serves an adapter named {adapter.name!r} ({', '.join(s.label for s in hcp.specialists)})")
     members = pair.attributes["members"]

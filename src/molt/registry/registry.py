@@ -145,9 +145,11 @@ class Registry:
         parents = {"base": base, "hcp": hcp} | ({"router": router} if router else {}) | {f"specialist:{label}": a for label, a in specialists.items()}
         return self.add("pair", name, {"members": members}, parents, text_hash(json.dumps(members, sort_keys=True)))
 
-    def add_evaluation(self, suite: str, subject: str, metrics: dict, verdict: str, parents: dict[str, str] | None = None) -> Entry:
-        """``metrics``: name → {"value", "low", "high"} (a confidence interval)."""
-        return self.add("evaluation", suite, {"suite": suite, "metrics": metrics, "verdict": verdict}, {"subject": subject, **(parents or {})})
+    def add_evaluation(self, suite: str, subject: str, metrics: dict, verdict: str, parents: dict[str, str] | None = None, evidence: dict | None = None) -> Entry:
+        """``metrics``: name → {"value", "low", "high"} (a confidence interval); ``evidence``: what
+        the verdict rests on (per-case results, the test's settings)."""
+        attributes = {"suite": suite, "metrics": metrics, "verdict": verdict} | ({"evidence": evidence} if evidence else {})
+        return self.add("evaluation", suite, attributes, {"subject": subject, **(parents or {})})
 
     def get(self, ref: str) -> Entry:
         """A record by id, alias name, or unique id prefix."""

@@ -41,8 +41,7 @@ class BackgroundBootstrap:
         progress = Progress(on_specialist=self.started, on_step=self.stepped, on_trained=self.trained, on_router=self.routed)
         try:
             done = bootstrap(self.shipped, progress=progress, **self.options)
-            self.service.switch_to(done.hcp)
-            self.service.state.log.pair = done.pair.id  # turns from now on are the registered pair's
+            self.service.switch_to(done.hcp, pair=done.pair.id)  # turns from now on are the registered pair's
             self.status["router"] = "ready"
             self.log(f"all specialists and the router are trained and served: pair {done.pair.id} ({done.alias}); the HCP is {done.path}")
         except Exception as e:  # serving goes on with what is ready

@@ -27,7 +27,7 @@ from molt.mint import ServiceClient
 from molt.registry import Entry, Registry
 from molt.registry.pairs import PRODUCTION, adapter_for_revision, pair_hcp, register_pair, register_sft
 from molt.router.training import DEFAULT_LAYER, train_from_families
-from molt.train.sft import SFTConfig, SFTResult, finished, read_manifest, run_dir, run_sft
+from molt.train.sft import SFTConfig, SFTResult, train_or_resume
 
 
 @dataclass(frozen=True)
@@ -92,17 +92,8 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
         learning_rate=recipe.learning_rate, epochs=recipe.epochs, batch_tokens=recipe.batch_tokens, eval_fraction=0.05, save_every=10, seed=seed,
         train_unembed=False,  # formats and facts live in the body; the unembedding LoRA costs time and memory
     )
-    done = finished(config)
-    if done is not None:  # trained before with these settings and data (an earlier, interrupted start)
-        progress.on_specialist(label, done.steps)
-        progress.on_step(label, done.steps, done.losses[-1] if done.losses else float("nan"))
-        return config, done
-    manifest = read_manifest(label)
-    resume = manifest is not None and manifest.get("revision") is None and manifest.get("state") is not None
-    if manifest is not None and manifest.get("revision") is None and not resume:
-        (run_dir(label) / "manifest.json").unlink()  # stopped before its first checkpoint: start over
-    return config, run_sft(
-        config, service, resume=resume,
+    return config, train_or_resume(  # an earlier, interrupted start resumes; a finished one is kept
+        config, service,
         on_start=lambda total, first, n_train, n_eval: progress.on_specialist(label, total),
         on_step=lambda report: progress.on_step(label, report.step, report.loss),
     )

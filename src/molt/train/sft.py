@@ -65,6 +65,9 @@ class SFTConfig(BaseModel):
     seed: int = 0
     """Seeds the split, the data order and the LoRA initialisation."""
     train_on: TrainOn = "all_assistant"
+    init_from: str | None = None
+    """Start from this adapter revision's weights (a ``molt://`` path; its rank must be ``rank``)
+    instead of a fresh LoRA: how ``molt evolve`` trains a specialist's next revision."""
     """Which assistant turns carry weight: all, or the last of each conversation."""
 
 
@@ -218,6 +221,22 @@ def finished(config: SFTConfig) -> SFTResult | None:
     )
 
 
+def train_or_resume(
+    config: SFTConfig, service: ServiceClient, on_start: Callable[[int, int, int, int], None], on_step: Callable[[StepReport], None]
+) -> SFTResult:
+    """A finished run of ``config`` on the same data as it is; an interrupted one resumed from its
+    last checkpoint; one stopped before its first checkpoint started over; else a new run."""
+    done = finished(config)
+    if done is not None:
+        on_start(done.steps, done.steps, 0, 0)
+        return done
+    manifest = read_manifest(config.adapter)
+    resume = manifest is not None and manifest.get("revision") is None and manifest.get("state") is not None
+    if manifest is not None and manifest.get("revision") is None and not resume:
+        (run_dir(config.adapter) / "manifest.json").unlink()
+    return run_sft(config, service, resume=resume, on_start=on_start, on_step=on_step)
+
+
 def run_sft(
     config: SFTConfig,
     service: ServiceClient | None = None,
@@ -248,6 +267,8 @@ def run_sft(
         losses = manifest["losses"]
         before = manifest["eval_loss_before"]
     else:
+        if config.init_from:
+            client.load_weights(config.init_from).result()
         losses = []
         before = eval_loss(client, held_out, config.batch_tokens)
         manifest = {**identity, "step": 0, "state": None, "revision": None, "losses": losses, "eval_loss_before": before}

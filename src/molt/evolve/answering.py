@@ -1,0 +1,72 @@
+"""The current pair's specialist answering bank problems through the engine: greedily (one case
+at a time, so an answer depends on the pair alone) or sampled (k answers per case, many at a time)."""
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import httpx
+
+from molt.bench.answers import request_body
+from molt.engine.config import EngineConfig
+from molt.engine.server import create_app as create_engine_app
+from molt.families import ALL_FAMILIES, Case
+from molt.families.base import Message
+from molt.hcp import HCP
+from molt.http_server import ServerThread
+from molt.models import load_model
+
+
+@dataclass(frozen=True)
+class Specialist:
+    """One specialist of one pair, served: the engine's URL, its model name there, its system prompt."""
+
+    url: str
+    model: str
+    system: str
+
+    def with_system(self, system: str) -> "Specialist":
+        return Specialist(self.url, self.model, system)
+
+
+@contextlib.contextmanager
+def serving(*hcps: HCP) -> Iterator[str]:
+    """An engine with the base and the adapters of every HCP (of one base); yields its ``/v1`` URL."""
+    adapters = {s.adapter: s.revision for hcp in hcps for s in hcp.specialists if s.adapter and s.revision}
+    base = hcps[0].model.base
+    with ServerThread(create_engine_app(EngineConfig(model=base, lora_modules=adapters), load_model(base))) as url:
+        yield f"{url}/v1"
+
+
+def specialist(url: str, hcp: HCP, label: str) -> Specialist:
+    spec = hcp.specialist(label)
+    return Specialist(url, spec.adapter or hcp.model.base, hcp.system_prompt(label))
+
+
+def score(case: Case, message: Message) -> float:
+    return float(ALL_FAMILIES[case.family].score(case, message)["score"])
+
+
+def greedy(who: Specialist, cases: list[Case], on_case: Callable[[], None] = lambda: None) -> list[Message]:
+    return asyncio.run(_answers(who, [(case, 0.0) for case in cases], 1, on_case))
+
+
+def sampled(who: Specialist, cases: list[Case], k: int, temperature: float, on_case: Callable[[], None] = lambda: None, concurrency: int = 16) -> list[list[Message]]:
+    """``k`` answers per case at ``temperature``."""
+    flat = asyncio.run(_answers(who, [(case, temperature) for case in cases for _ in range(k)], concurrency, on_case))
+    return [flat[i * k:(i + 1) * k] for i in range(len(cases))]
+
+
+async def _answers(who: Specialist, jobs: list[tuple[Case, float]], concurrency: int, on_case: Callable[[], None]) -> list[Message]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(client: httpx.AsyncClient, case: Case, temperature: float) -> Message:
+        async with gate:
+            response = await client.post("/chat/completions", json=request_body(who.model, case, who.system) | {"temperature": temperature})
+        response.raise_for_status()
+        on_case()
+        return response.json()["choices"][0]["message"]
+
+    async with httpx.AsyncClient(base_url=who.url, timeout=900) as client:
+        return await asyncio.gather(*(one(client, case, t) for case, t in jobs))

@@ -1,0 +1,59 @@
+"""The pieces of a generation that need no model: discovery's variants keep an exact verifier,
+failures are attributed by kind, an HCP edit lands in the target's prompt only."""
+
+import json
+
+from molt.evolve.discovery import OPERATORS, propose
+from molt.evolve.expansion import EDITS, edited
+from molt.evolve.update import _distinct_per_problem
+from molt.families import FAMILIES
+from molt.hcp import load_hcp
+
+
+def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
+    bank = FAMILIES["agent"].generate("train", 30, seed=5)
+    variants = propose(bank, per_case=3, seed=5)
+    assert {v.operator for v in variants} == set(OPERATORS)
+    for v in variants:
+        source = bank[v.source]
+        assert FAMILIES["agent"].score(v.case, v.case.answer)["score"] == 1.0  # the verifier still holds
+        if v.operator == "distractor_tools":
+            assert len(v.case.tools) > len(source.tools) and {t["function"]["name"] for t in source.tools} < {t["function"]["name"] for t in v.case.tools}
+        elif v.operator == "earlier_goal":
+            assert v.case.messages[-len(source.messages):] == source.messages and len(v.case.messages) == len(source.messages) + 2
+        else:
+            assert v.case.messages[0]["content"].count(source.messages[0]["content"]) == 2
+    assert propose(bank, 3, 5) == variants  # seeded
+
+
+def test_agent_failures_are_attributed_by_kind():
+    agent = FAMILIES["agent"]
+    cases = agent.generate("train", 60, seed=1)
+    call = next(c for c in cases if c.check["kind"] == "call" and len(c.check["calls"]) == 1 and len(c.tools) > 1)
+    no_call = next(c for c in cases if c.check["kind"] == "no_call")
+    right = call.answer["tool_calls"][0]["function"]
+    other = next(t["function"]["name"] for t in call.tools if t["function"]["name"] != right["name"])
+
+    def calling(name: str, arguments: dict) -> dict:
+        return {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+    assert agent.failure(call, {"role": "assistant", "content": "Sure!"}) == "no call"
+    assert agent.failure(call, calling(other, {})) == "wrong tool"
+    assert agent.failure(call, calling(right["name"], {"nonsense": 1})) == "wrong arguments"
+    assert agent.failure(no_call, calling(other, {})) == "spurious call"
+    assert all(kind in EDITS for kind in ("no call", "wrong tool", "wrong arguments", "spurious call", "failing test", "invalid surface"))
+
+
+def test_an_edit_changes_the_targets_prompt_and_nothing_else():
+    hcp = load_hcp()
+    changed = edited(hcp, "agent", EDITS["wrong arguments"])
+    assert changed.system_prompt("agent").endswith(EDITS["wrong arguments"])
+    assert [changed.system_prompt(s.label) for s in hcp.specialists if s.label != "agent"] == [hcp.system_prompt(s.label) for s in hcp.specialists if s.label != "agent"]
+
+
+def test_passing_answers_are_kept_distinct_and_at_most_n_per_problem():
+    prompt = [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]
+    rows = [{"messages": [*prompt, {"role": "assistant", "content": a}]} for a in ["x", "x", "y", "z"]]
+    rows.append({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "other"}, {"role": "assistant", "content": "x"}]})
+    kept = _distinct_per_problem(rows, 2)
+    assert [r["messages"][-1]["content"] for r in kept] == ["x", "y", "x"]
