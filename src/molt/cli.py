@@ -1015,7 +1015,8 @@ def evolve(
     learning_rate: Annotated[float, typer.Option(help="SFT learning rate of the update.")] = 5e-4,
     epochs: Annotated[int, typer.Option(min=1, help="SFT passes over the update's dataset.")] = 1,
     update: Annotated[str, typer.Option(help="How the update trains: 'sft' (the collected dataset) or 'rl' (`molt rl` on the target's environment, --rl-steps steps).")] = "sft",
-    rl_steps: Annotated[int, typer.Option(min=1, help="RL steps of an rl update.")] = 16,
+    rl_steps: Annotated[int, typer.Option(min=1, help="RL steps of an rl update.")] = 24,
+    rl_lr: Annotated[float, typer.Option(help="Adam learning rate of an rl update.")] = 3e-4,
     seed: Annotated[int, typer.Option(help="Seed of the problem draws and the training order.")] = 0,
     db: DbOption = None,
 ) -> None:
@@ -1046,7 +1047,7 @@ def evolve(
     if update not in ("sft", "rl"):
         fail(f"--update must be sft or rl, not {update!r}")
     config = EvolveConfig(
-        target=target, bank=bank, search=search, variants_per_case=variants, k=k, update=update, learning_rate=learning_rate, epochs=epochs, rl_steps=rl_steps,
+        target=target, bank=bank, search=search, variants_per_case=variants, k=k, update=update, learning_rate=learning_rate, epochs=epochs, rl_steps=rl_steps, rl_lr=rl_lr,
         seed=seed, experience_db=db,
     )
     states = []

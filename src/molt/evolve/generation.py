@@ -59,8 +59,9 @@ class EvolveConfig:
     learning_rate: float = 5e-4
     """SFT's learning rate (RL uses ``rl_lr``)."""
     epochs: int = 1
-    rl_steps: int = 16
-    rl_lr: float = 1e-4
+    rl_steps: int = 24
+    rl_lr: float = 3e-4
+    """What moved the agent's held-out reward in `molt rl` (0.30 → 0.39 in 24 steps from the SFT agent)."""
     seed: int = 0
     experience_db: str | None = None
     """Where rated deployment turns are read (default: the proxy's database)."""
