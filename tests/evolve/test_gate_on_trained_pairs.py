@@ -1,7 +1,8 @@
 """The gate on real answers of the embedded model: a candidate trained on corrupted labels is
 rejected, and so is one that gains on the target while another specialist regresses beyond its
 margin. Pairs are built from the session's bootstrapped specialists (chat, and an agent trained
-on five functions) and answer small suites of the contract's kind, one case at a time."""
+on five functions) and answer small suites of the contract's kind, one case at a time; the
+harmed pair's results are measured once and reused."""
 
 import json
 import random
@@ -10,20 +11,20 @@ import pytest
 
 from molt.evolve.contract import parse_contract
 from molt.evolve.evaluate import evaluate_pairs
-from molt.evolve.gate import judge
+from molt.evolve.gate import PairScores, judge
 from molt.families import FAMILIES
 from molt.lora.format import read_adapter
 from molt.mint import ServiceClient
 from molt.mint.checkpoints import resolve
 from molt.registry import Registry
-from molt.registry.pairs import pair_hcp, register_pair, register_sft, with_adapter
+from molt.registry.pairs import pair_hcp, register_sft, with_adapter
 from molt.train.sft import SFTConfig, run_sft
 
 # the trained agent's five functions show up in the wording split; the held-out split's are all new
 # latency is not under test here (ten routed turns, a loose bound); the suites and routing are
 CONTRACT = parse_contract({
     "contract_version": "1", "name": "trained-pairs", "routing": {"cases": 5}, "latency": {"max_increase": 2.0},
-    "suites": [{"specialist": "agent", "split": "wording", "cases": 48, "seed": 7}, {"specialist": "chat", "split": "wording", "cases": 12, "seed": 7, "max_drop": 0.05}],
+    "suites": [{"specialist": "agent", "split": "wording", "cases": 24, "seed": 7}, {"specialist": "chat", "split": "wording", "cases": 12, "seed": 7, "max_drop": 0.05}],
 })
 FUNCTIONS = ["get_weather", "set_timer", "add_todo", "call_contact", "get_stock_price"]
 
@@ -65,10 +66,16 @@ def registry(bootstrapped):
     return Registry()
 
 
-def test_a_candidate_trained_on_corrupted_labels_is_rejected(registry, bootstrapped, tmp_path):
-    incumbent = bootstrapped.pair.id
-    candidate = corrupt(registry, incumbent, "agent", tmp_path)
-    before, after = evaluate_pairs(CONTRACT, pair_hcp(registry, incumbent), pair_hcp(registry, candidate))
+@pytest.fixture(scope="module")
+def harmed(registry, bootstrapped, tmp_path_factory):
+    """The bootstrapped pair with its agent trained on corrupted labels, and both pairs' results."""
+    candidate = corrupt(registry, bootstrapped.pair.id, "agent", tmp_path_factory.mktemp("corrupted"))
+    before, after = evaluate_pairs(CONTRACT, pair_hcp(registry, bootstrapped.pair.id), pair_hcp(registry, candidate))
+    return candidate, before, after
+
+
+def test_a_candidate_trained_on_corrupted_labels_is_rejected(harmed):
+    _, before, after = harmed
     verdict = judge(CONTRACT, "agent", before, after)
     target = verdict.checks[0]
     print(verdict.to_json())
@@ -77,17 +84,15 @@ def test_a_candidate_trained_on_corrupted_labels_is_rejected(registry, bootstrap
     assert after.reused == {"chat": "same adapter and prompt as the incumbent: answered once"}
 
 
-def test_a_target_gain_bought_with_a_chat_regression_is_rejected(registry, bootstrapped, tmp_path):
-    trained = pair_hcp(registry, bootstrapped.pair.id)
-    members = registry.get(bootstrapped.pair.id).attributes["members"]
-    router = registry.get(members["router"]) if members["router"] else None
-    untrained_agent = trained.model_copy(update={"specialists": [s.model_copy(update={"adapter": None, "revision": None}) if s.label == "agent" else s for s in trained.specialists]})
-    incumbent = register_pair(registry, untrained_agent, {"chat": registry.get(members["specialists"]["chat"])}, router).id  # the base answers for the agent
-    candidate = corrupt(registry, bootstrapped.pair.id, "chat", tmp_path)  # the trained agent, a broken chat
-    before, after = evaluate_pairs(CONTRACT, pair_hcp(registry, incumbent), pair_hcp(registry, candidate))
+def test_a_target_gain_bought_with_a_chat_regression_is_rejected(registry, bootstrapped, harmed, tmp_path):
+    """Incumbent: the harmed pair (its agent never right). Candidate: the trained agent back, with
+    a chat trained on corrupted labels. Every case the trained agent gets right is a gain."""
+    harmed_pair, _, harmed_results = harmed
+    candidate = corrupt(registry, bootstrapped.pair.id, "chat", tmp_path)
+    before, after = evaluate_pairs(CONTRACT, pair_hcp(registry, harmed_pair), pair_hcp(registry, candidate), known=PairScores(harmed_results.suites))
     verdict = judge(CONTRACT, "agent", before, after)
     print(verdict.to_json())
     checks = {c.name: c for c in verdict.checks}
-    assert checks["target:agent"].passed, "the trained agent beats the base on its own work, beyond noise"
+    assert checks["target:agent"].passed, "the trained agent beats the harmed one beyond noise"
     assert not checks["guard:chat"].passed and checks["guard:chat"].after < checks["guard:chat"].before
     assert not verdict.promote and verdict.reason == "reject: guard:chat failed"
