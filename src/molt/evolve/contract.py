@@ -13,7 +13,6 @@ training rows that share a request or an answer with any suite.
 import hashlib
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -23,7 +22,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from molt.families import ALL_FAMILIES, Case
-from molt.hcp.contract import field_path
+from molt.hcp.contract import field_path, read_toml
 from molt.hcp.v1 import LABEL, Table
 
 VERSIONS = ("1",)
@@ -119,13 +118,7 @@ def default_contract_path() -> Path:
 
 def load_contract(path: Path | None = None) -> Contract:
     path = path or default_contract_path()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ContractError(f"cannot read the contract {path}: {e.strerror or e}") from e
-    except tomllib.TOMLDecodeError as e:
-        raise ContractError(f"{path} is not valid TOML: {e}") from e
-    return parse_contract(data, str(path))
+    return parse_contract(read_toml(path, ContractError), str(path))
 
 
 def parse_contract(data: dict, where: str = "contract") -> Contract:

@@ -32,13 +32,17 @@ def default_hcp_path() -> Path:
 def load_hcp(path: Path | None = None) -> HCP:
     """The HCP at ``path`` (default: the one molt ships), checked against its version's schema."""
     path = path or default_hcp_path()
+    return parse_hcp(read_toml(path, HCPError), str(path))
+
+
+def read_toml(path: Path, error: type[Exception]) -> dict[str, Any]:
+    """A TOML file's tables; a missing or malformed file raises ``error`` with one clear line."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise HCPError(f"{path}: no such file") from None
+        raise error(f"{path}: no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise HCPError(f"{path}: not valid TOML: {e}") from None
-    return parse_hcp(data, str(path))
+        raise error(f"{path}: not valid TOML: {e}") from None
 
 
 def parse_hcp(data: dict[str, Any], where: str = "HCP") -> HCP:
