@@ -664,7 +664,7 @@ def _rl_start(start: str, contract, label: str, rank: int) -> tuple[str | None, 
     """Where an RL policy starts (a molt:// revision, or None for a fresh LoRA) and its rank: a
     revision's own. ``start``: 'specialist' (the HCP's revision for ``label``), 'fresh' or a path."""
     from molt.lora.format import AdapterError, read_adapter
-    from molt.mint.checkpoints import CheckpointError, resolve
+    from molt.mint.checkpoints import CheckpointError, resolve, revision_path
 
     if start == "fresh":
         return None, rank
@@ -672,7 +672,7 @@ def _rl_start(start: str, contract, label: str, rank: int) -> tuple[str | None, 
         revision = contract.specialist(label).revision
         if not revision:
             fail(f"the HCP's {label} specialist has no trained revision; bootstrap it, or pass --start fresh")
-        start = revision if revision.startswith("molt://") else f"molt://{revision}"
+        start = revision_path(revision)
     try:
         return start, read_adapter(resolve(start)).r
     except (AdapterError, CheckpointError) as e:

@@ -34,12 +34,17 @@ from molt.specialists.background import BackgroundBootstrap
 
 def stack_hcp(hcp: HCP, engine_port: int) -> HCP:
     """The HCP with its engine URL pointing at the engine this process starts."""
-    return hcp.model_copy(update={"model": hcp.model.model_copy(update={"engine_url": f"http://127.0.0.1:{engine_port}/v1"})})
+    return with_engine(hcp, f"http://127.0.0.1:{engine_port}/v1")
 
 
-def engine_config(hcp: HCP) -> EngineConfig:
-    adapters = {s.adapter: s.revision for s in hcp.specialists if s.adapter and s.revision}
-    return EngineConfig(model=hcp.model.base, lora_modules=adapters)
+def with_engine(hcp: HCP, engine_url: str) -> HCP:
+    return hcp.model_copy(update={"model": hcp.model.model_copy(update={"engine_url": engine_url})})
+
+
+def engine_config(*hcps: HCP) -> EngineConfig:
+    """The engine serving the base and every trained adapter of ``hcps`` (which share a base)."""
+    adapters = {s.adapter: s.revision for hcp in hcps for s in hcp.specialists if s.adapter and s.revision}
+    return EngineConfig(model=hcps[0].model.base, lora_modules=adapters)
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from molt.registry import Registry
 from molt.registry.database import open_database
 from molt.registry.pairs import PRODUCTION, by_revision, pair_hcp, register_sft, with_adapter
 from molt.registry.schema import ExperienceTurn
-from molt.stack import engine_config, stack_hcp
+from molt.stack import engine_config, with_engine
 from molt.train.sft import SFTConfig, run_sft
 
 
@@ -66,7 +66,7 @@ def test_a_promotion_and_a_rollback_under_load_drop_nothing_and_each_turn_has_on
                 i += 1
 
     with engine as engine_url:
-        app = create_proxy_app(stack_hcp(served, int(engine_url.rsplit(":", 1)[1])), db=url, pair=first)
+        app = create_proxy_app(with_engine(served, f"{engine_url}/v1"), db=url, pair=first)
         service = app.state.service
         with ServerThread(app) as proxy:
             watcher = ProductionWatcher(service, url, poll_s=0.1, log=print).start()
@@ -109,7 +109,7 @@ def test_the_learning_worker_starts_a_generation_once_enough_new_turns_are_logge
     assert not marker.exists()  # nothing new logged yet
     served = by_revision(pair_hcp(Registry(url), done.pair.id))
     with ServerThread(create_engine_app(engine_config(served), load_model("tiny"))) as engine_url:
-        app = create_proxy_app(stack_hcp(served, int(engine_url.rsplit(":", 1)[1])), db=url, pair=done.pair.id)
+        app = create_proxy_app(with_engine(served, f"{engine_url}/v1"), db=url, pair=done.pair.id)
         with ServerThread(app) as proxy:
             for i in range(2):
                 httpx.post(f"{proxy}/v1/chat/completions", json={"model": "chat", "messages": [{"role": "user", "content": f"hi {i}"}], "max_tokens": 2}, timeout=60).raise_for_status()

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 import httpx
 
 from molt.bench.answers import request_body
-from molt.engine.config import EngineConfig
 from molt.engine.server import create_app as create_engine_app
 from molt.families import ALL_FAMILIES, Case
 from molt.families.base import Message
 from molt.hcp import HCP
 from molt.http_server import ServerThread
 from molt.models import load_model
+from molt.stack import engine_config
 
 
 @dataclass(frozen=True)
@@ -33,9 +33,7 @@ class Specialist:
 @contextlib.contextmanager
 def serving(*hcps: HCP) -> Iterator[str]:
     """An engine with the base and the adapters of every HCP (of one base); yields its ``/v1`` URL."""
-    adapters = {s.adapter: s.revision for hcp in hcps for s in hcp.specialists if s.adapter and s.revision}
-    base = hcps[0].model.base
-    with ServerThread(create_engine_app(EngineConfig(model=base, lora_modules=adapters), load_model(base))) as url:
+    with ServerThread(create_engine_app(engine_config(*hcps), load_model(hcps[0].model.base))) as url:
         yield f"{url}/v1"
 
 

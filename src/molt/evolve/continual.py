@@ -33,12 +33,12 @@ from molt.registry import Registry
 from molt.registry.database import open_database
 from molt.registry.pairs import PRODUCTION, by_revision, pair_hcp
 from molt.registry.schema import ExperienceTurn
+from molt.stack import with_engine
 
 
 def served_pair(registry: Registry, pair: str, engine_url: str) -> HCP:
     """The HCP a running stack serves ``pair`` with: adapters named by revision, the stack's engine."""
-    hcp = by_revision(pair_hcp(registry, pair))
-    return hcp.model_copy(update={"model": hcp.model.model_copy(update={"engine_url": engine_url})})
+    return with_engine(by_revision(pair_hcp(registry, pair)), engine_url)
 
 
 class ProductionWatcher:

@@ -29,6 +29,7 @@ from molt.proxy.limits import Limits
 from molt.proxy.server import create_app as create_proxy_app
 from molt.registry.pairs import by_revision
 from molt.registry.database import scratch_database
+from molt.stack import with_engine
 
 ROUTED_MAX_TOKENS = 32
 """Routed turns for latency answer at most this many tokens: the route hop, the prompt and a
@@ -46,12 +47,13 @@ def evaluate_pairs(contract: Contract, incumbent: HCP, candidate: HCP, progress:
     under this contract (its routing and latency are always measured again, beside the candidate's)."""
     old, new = by_revision(incumbent), by_revision(candidate)
     with serving(old, new) as url:
-        old, new = (h.model_copy(update={"model": h.model.model_copy(update={"engine_url": url})}) for h in (old, new))
+        old, new = with_engine(old, url), with_engine(new, url)
         before: dict[str, list[float]] = {}
         after: dict[str, list[float]] = {}
         reused: dict[str, str] = {}
+        cases_of = {suite.specialist: suite_cases(suite) for suite in contract.suites}
         for suite in contract.suites:
-            label, cases = suite.specialist, suite_cases(suite)
+            label, cases = suite.specialist, cases_of[suite.specialist]
             a, b = specialist(url, old, label), specialist(url, new, label)
             if known is not None and label in known.suites:
                 before[label] = known.suites[label]
@@ -64,7 +66,7 @@ def evaluate_pairs(contract: Contract, incumbent: HCP, candidate: HCP, progress:
             else:
                 progress.on_suite(f"{label}: candidate", len(cases))
                 after[label] = _scores(b, cases, suite.metric, progress)
-        routing_cases = [(suite.specialist, case) for suite in contract.suites for case in suite_cases(suite)[: contract.routing.cases]]
+        routing_cases = [(suite.specialist, case) for suite in contract.suites for case in cases_of[suite.specialist][: contract.routing.cases]]
         progress.on_suite("routing and latency, both pairs", len(routing_cases))
         with scratch_database() as db_a, scratch_database() as db_b:
             with ServerThread(create_proxy_app(old, Limits(), summaries=False, db=db_a)) as proxy_a, ServerThread(create_proxy_app(new, Limits(), summaries=False, db=db_b)) as proxy_b:

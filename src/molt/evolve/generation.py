@@ -10,6 +10,7 @@ over from the new production: its results would judge the wrong pair.
 
 import json
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,13 +29,12 @@ from molt.hcp import HCP
 from molt.home import molt_home, write_atomic
 from molt.lora.format import read_adapter
 from molt.mint import ServiceClient
-from molt.mint.checkpoints import resolve
+from molt.mint.checkpoints import resolve, revision_path
 from molt.registry import Entry, Registry
 from molt.registry.database import open_database
 from molt.registry.pairs import PRODUCTION, by_revision, pair_hcp, register_pair, register_sft
 from molt.train.sft import SFTConfig, train_or_resume
 
-PHASES = ("discovery", "expansion", "update", "gate")
 ACTOR = "molt evolve"
 
 
@@ -99,12 +99,10 @@ def save_state(folder: Path, state: dict) -> None:
     write_atomic(folder / "state.json", json.dumps(state, indent=2, ensure_ascii=False))
 
 
-def case_json(case: Case) -> dict:
-    return asdict(case)
-
-
-def case_from(data: dict) -> Case:
-    return Case(**data)
+def with_kept_edit(incumbent: HCP, target: str, phases: dict) -> HCP:
+    """The candidate's harness: the incumbent's, with the edit expansion kept (if any)."""
+    instruction = phases["expansion"]["instruction"]
+    return edited(incumbent, target, instruction) if instruction else incumbent
 
 
 def run_generation(registry: Registry, contract: Contract, config: EvolveConfig, number: int, report: Reporter = Reporter(), service: ServiceClient | None = None) -> dict:
@@ -137,19 +135,16 @@ def run_generation(registry: Registry, contract: Contract, config: EvolveConfig,
     search = family.generate("wording", config.search, seed)
 
     if "collected" not in phases:  # the phases that need the incumbent served
-        with serving(by_revision(incumbent)) as url:
-            served = by_revision(incumbent)
+        served = by_revision(incumbent)
+        with serving(served) as url:
             who = specialist(url, served, target)
             if "discovery" not in phases:
                 report.start("discovery: sampling variants", len(bank) * config.variants_per_case * config.k)
                 found = discover(who, bank, config.variants_per_case, config.k, config.temperature, seed, report.advance)
-                write_atomic(folder / "variants.json", json.dumps([{"operator": v.operator, "source": v.source, "case": case_json(v.case)} for v in found.kept], ensure_ascii=False))
-                by_operator: dict[str, int] = {}
-                for v in found.kept:
-                    by_operator[v.operator] = by_operator.get(v.operator, 0) + 1
-                phases["discovery"] = {"proposed": found.proposed, "kept": len(found.kept), "by_operator": by_operator}
+                write_atomic(folder / "variants.json", json.dumps([{"operator": v.operator, "source": v.source, "case": asdict(v.case)} for v in found.kept], ensure_ascii=False))
+                phases["discovery"] = {"proposed": found.proposed, "kept": len(found.kept), "by_operator": dict(Counter(v.operator for v in found.kept))}
                 save_state(folder, state)
-            variants = [case_from(v["case"]) for v in json.loads((folder / "variants.json").read_text(encoding="utf-8"))]
+            variants = [Case(**v["case"]) for v in json.loads((folder / "variants.json").read_text(encoding="utf-8"))]
             if "expansion" not in phases:
                 report.start("expansion: failures and HCP edits", len(bank) + len(search) * (1 + config.max_trials) + len(bank) * config.max_trials)
                 result = expand(who, served, target, bank, search, config.max_trials, report.advance)
@@ -158,20 +153,18 @@ def run_generation(registry: Registry, contract: Contract, config: EvolveConfig,
                     "trials": [asdict(t) for t in result.trials], "instruction": result.instruction,
                 }
                 save_state(folder, state)
-            instruction = phases["expansion"]["instruction"]
-            harness = edited(incumbent, target, instruction) if instruction else incumbent
             if "collected" not in phases and config.update == "rl":
                 phases["collected"] = {"skipped": "the rl update samples and rewards its own groups"}
                 save_state(folder, state)
             if "collected" not in phases:
                 rated = list(export(open_database(config.experience_db), specialist=target, rating="up"))
                 report.start("update: sampling trajectories", (len(bank) + len(variants)) * config.k)
+                harness = with_kept_edit(incumbent, target, phases)
                 got = collect(who.with_system(harness.system_prompt(target)), bank + variants, variants, rated, contract, config.k, config.temperature, config.per_problem, report.advance)
                 write_rows(folder / "data.jsonl", got.rows)
                 phases["collected"] = {"rows": len(got.rows), "solved_problems": got.sampled_ok, "problems": len(bank) + len(variants), "references": got.references, "rated": got.rated, "rated_dropped_overlap": got.dropped_overlap}
                 save_state(folder, state)
-    instruction = phases["expansion"]["instruction"]
-    harness = edited(incumbent, target, instruction) if instruction else incumbent
+    harness = with_kept_edit(incumbent, target, phases)
 
     if "update" not in phases:
         train = rl_candidate if config.update == "rl" else train_candidate
@@ -238,7 +231,7 @@ def _start(harness: HCP, target: str) -> tuple[str, int]:
     start = harness.specialist(target).revision
     if not start:
         raise ValueError(f"the production pair's {target} specialist has no trained revision to continue from")
-    init_from = start if start.startswith("molt://") else f"molt://{start}"
+    init_from = revision_path(start)
     return init_from, read_adapter(resolve(init_from)).r
 
 

@@ -12,11 +12,12 @@ registered. MinT SFT then trains from the current revision's weights, the base f
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from molt.evolve.answering import Specialist, sampled, score
 from molt.evolve.contract import Contract, HeldOut
+from molt.experience.log import answer_fields
 from molt.families import Case
 from molt.home import write_atomic
 
@@ -31,7 +32,6 @@ class Collected:
     """Rows from positively rated deployment turns."""
     dropped_overlap: int
     """Rated turns left out because they hold held-out text (users may type anything)."""
-    duplicates: int
 
 
 def row_key(row: dict) -> str:
@@ -46,11 +46,9 @@ def collect(
     for case, answers in zip(problems, sampled(who, problems, k, temperature, on_case)):
         passing = [a for a in answers if score(case, a) == 1.0]
         solved += bool(passing)
-        for answer in passing:
-            clean = {key: value for key, value in answer.items() if key in ("role", "content", "tool_calls") and value is not None}
-            rows.append(_row(who.system, case, clean))
+        rows += [replace(case, answer=answer_fields(answer)).training_row(who.system) for answer in passing]
     rows = _distinct_per_problem(rows, per_problem)
-    rows += [_row(who.system, case, case.answer) for case in references]
+    rows += [case.training_row(who.system) for case in references]
     heldout = HeldOut(contract)
     overlapping = {o.row for o in heldout.overlaps(rated)}
     rows += [row for i, row in enumerate(rated) if i not in overlapping]
@@ -60,12 +58,7 @@ def collect(
             seen.add(key)
             distinct.append(row)
     heldout.check(distinct, "the update's dataset")
-    return Collected(distinct, solved, len(references), len(rated) - len(overlapping), len(overlapping), len(rows) - len(distinct))
-
-
-def _row(system: str, case: Case, answer: dict) -> dict:
-    row = {"messages": [{"role": "system", "content": system}, *case.messages, answer]}
-    return row | ({"tools": case.tools} if case.tools else {})
+    return Collected(distinct, solved, len(references), len(rated) - len(overlapping), len(overlapping))
 
 
 def _distinct_per_problem(rows: list[dict], per_problem: int) -> list[dict]:

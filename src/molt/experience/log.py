@@ -130,6 +130,11 @@ class ProxyState:
         self.engine.dispose()
 
 
+def answer_fields(message: dict) -> dict:
+    """The parts of an assistant message a training row keeps (role, content, tool calls; no ids, no nulls)."""
+    return {k: v for k, v in message.items() if k in ("role", "content", "tool_calls") and v is not None}
+
+
 def export(engine: Engine, since: datetime | None = None, specialist: str | None = None, rating: str | None = None) -> Iterator[dict]:
     """Logged turns as chat JSONL rows (the specialist's view, then its answer) that ``molt train
     sft`` reads; turns whose view or answer was private cannot be exported and are skipped (a
@@ -145,7 +150,7 @@ def export(engine: Engine, since: datetime | None = None, specialist: str | None
         for turn in session.scalars(query):
             if turn.view is None or turn.answer is None:
                 continue
-            answer = {k: v for k, v in turn.answer.items() if k in ("role", "content", "tool_calls") and v is not None}
+            answer = answer_fields(turn.answer)
             # only this turn's answer is a target: earlier answers and collapsed summaries are context
             context = [{**m, "trainable": False} if m.get("role") == "assistant" else m for m in turn.view["messages"]]
             row = {"messages": [*context, {**answer, "trainable": True}], "molt": {"turn": turn.id, "specialist": turn.specialist, "at": as_utc(turn.at).isoformat()}}

@@ -46,6 +46,12 @@ def resolve(path: str) -> Path:
     raise CheckpointError(f"{path!r}: expected molt://<run>/<name> or molt://<run>/state/<name>")
 
 
+def revision_path(revision: str) -> str:
+    """An HCP's ``revision`` (``store/<hash>``, ``<run>/<name>`` or already a path) as the
+    ``molt://`` path a training client starts from."""
+    return revision if revision.startswith((SCHEME, TINKER)) else f"{SCHEME}{revision}"
+
+
 def molt_path(path: str) -> str:
     """A ``tinker://`` checkpoint path in molt's spelling (other paths unchanged)."""
     if not path.startswith(TINKER):
