@@ -1010,23 +1010,23 @@ def evolve(
     show_contract: Annotated[bool, typer.Option("--show-contract", help="Print the contract's suites with their case hashes and stop.")] = False,
     bank: Annotated[int, typer.Option(min=4, help="Train-split problems per generation (discovery, expansion, update).")] = 48,
     search: Annotated[int, typer.Option(min=4, help="Wording-split problems that judge HCP edits.")] = 40,
-    variants: Annotated[int, typer.Option(min=1, max=3, help="Discovery variants proposed per bank problem (one per operator).")] = 1,
+    variants: Annotated[int, typer.Option(min=1, max=5, help="Discovery variants proposed per bank problem (each by a different operator of the five).")] = 1,
     k: Annotated[int, typer.Option(min=1, help="Samples per problem.")] = 4,
     learning_rate: Annotated[float, typer.Option(help="SFT learning rate of the update.")] = 5e-4,
     epochs: Annotated[int, typer.Option(min=1, help="SFT passes over the update's dataset.")] = 1,
-    update: Annotated[str, typer.Option(help="How the update trains: 'sft' (the collected dataset) or 'rl' (`molt rl` on the target's environment, --rl-steps steps).")] = "sft",
+    update: Annotated[Optional[str], typer.Option(help="How the update trains: 'rl' (`molt rl` on the target's environment, --rl-steps steps; what has moved held-out scores) or 'sft' (the collected passing answers and rated turns). Default: rl where the target has an RL environment (agent, coding, genui), else sft.")] = None,
     rl_steps: Annotated[int, typer.Option(min=1, help="RL steps of an rl update.")] = 24,
     rl_lr: Annotated[float, typer.Option(help="Adam learning rate of an rl update.")] = 3e-4,
     seed: Annotated[int, typer.Option(help="Seed of the problem draws and the training order.")] = 0,
     db: DbOption = None,
 ) -> None:
     """Improve a specialist, generation by generation: discovery (harder variants of the problem
-    bank), expansion (failures attributed, HCP edits searched), update (passing trajectories and
-    rated experience → SFT from the current revision through MinT) and gate (the contract's
+    bank), expansion (failures attributed, HCP edits searched), update (`molt rl` from the current
+    revision through MinT, or SFT on passing trajectories and rated experience) and gate (the contract's
     held-out suites, paired bootstrap; promote to production or reject, evidence in the registry).
     Each generation resumes from its last finished phase when stopped."""
     from molt.evolve.contract import ContractError, cases_hash, load_contract, suite_cases
-    from molt.evolve.generation import EvolveConfig, evolve_root, next_generation, read_state, run_generation
+    from molt.evolve.generation import RL_ENVS, EvolveConfig, evolve_root, next_generation, read_state, run_generation
     from molt.evolve.plot import draw
     from molt.registry import RegistryError
 
@@ -1044,6 +1044,7 @@ def evolve(
     except ContractError as e:
         fail(e)
     registry = _registry(db)
+    update = update or ("rl" if target in RL_ENVS else "sft")
     if update not in ("sft", "rl"):
         fail(f"--update must be sft or rl, not {update!r}")
     config = EvolveConfig(

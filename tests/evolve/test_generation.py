@@ -18,7 +18,7 @@ CONTRACT = parse_contract({
     "contract_version": "1", "name": "tiny", "routing": {"cases": 5},
     "suites": [{"specialist": "agent", "cases": 10}, {"specialist": "chat", "cases": 10}],
 })
-CONFIG = EvolveConfig(target="agent", bank=6, search=4, k=2, max_trials=1)
+CONFIG = EvolveConfig(target="agent", bank=6, search=4, k=2, max_trials=1, update="sft")
 
 
 class Stopped(Exception):

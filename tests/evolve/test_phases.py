@@ -4,7 +4,7 @@ failures are attributed by kind, an HCP edit lands in the target's prompt only."
 import json
 
 from molt.evolve.discovery import OPERATORS, propose
-from molt.evolve.expansion import EDITS, edited
+from molt.evolve.expansion import EDITS, edited, proposals
 from molt.evolve.update import _distinct_per_problem
 from molt.families import FAMILIES
 from molt.hcp import load_hcp
@@ -12,7 +12,7 @@ from molt.hcp import load_hcp
 
 def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
     bank = FAMILIES["agent"].generate("train", 30, seed=5)
-    variants = propose(bank, per_case=3, seed=5)
+    variants = propose(bank, per_case=5, seed=5)
     assert {v.operator for v in variants} == set(OPERATORS)
     for v in variants:
         source = bank[v.source]
@@ -21,9 +21,16 @@ def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
             assert len(v.case.tools) > len(source.tools) and {t["function"]["name"] for t in source.tools} < {t["function"]["name"] for t in v.case.tools}
         elif v.operator == "earlier_goal":
             assert v.case.messages[-len(source.messages):] == source.messages and len(v.case.messages) == len(source.messages) + 2
-        else:
+        elif v.operator == "restated":
             assert v.case.messages[0]["content"].count(source.messages[0]["content"]) == 2
-    assert propose(bank, 3, 5) == variants  # seeded
+        elif v.operator == "lifted_constraint":
+            rule, request = v.case.messages[0]["content"], v.case.messages[2]["content"]
+            assert "don't call any functions" in rule and request.endswith(source.messages[0]["content"]) and v.case.messages[3:] == source.messages[1:]
+        else:  # hidden_preference: the value is said once, earlier, and only referred to in the request
+            (call,) = source.check["calls"]
+            value = next(value for name, value in call["arguments"].items() if f"my usual {name.replace('_', ' ')}" in v.case.messages[-1]["content"])
+            assert value in v.case.messages[0]["content"] and value not in v.case.messages[-1]["content"]
+    assert propose(bank, 5, 5) == variants  # seeded
 
 
 def test_agent_failures_are_attributed_by_kind():
@@ -42,6 +49,18 @@ def test_agent_failures_are_attributed_by_kind():
     assert agent.failure(call, calling(right["name"], {"nonsense": 1})) == "wrong arguments"
     assert agent.failure(no_call, calling(other, {})) == "spurious call"
     assert all(kind in EDITS for kind in ("no call", "wrong tool", "wrong arguments", "spurious call", "failing test", "invalid surface"))
+
+
+def test_the_edits_tried_are_instructions_for_the_commonest_failures_and_a_worked_example():
+    cases = FAMILIES["agent"].generate("train", 20, seed=2)
+    one_turn_calls = [c for c in cases if c.check["kind"] == "call" and len(c.messages) == 1]
+    attributed = [(one_turn_calls[0], "wrong arguments"), (one_turn_calls[1], "wrong arguments"), (cases[0], "no call")]
+    tried = proposals(attributed, max_trials=3)
+    assert tried[:2] == [("wrong arguments", "instruction", EDITS["wrong arguments"]), ("no call", "instruction", EDITS["no call"])]
+    failure, kind, text = tried[2]
+    call = one_turn_calls[0].answer["tool_calls"][0]["function"]
+    assert (failure, kind) == ("wrong arguments", "example") and one_turn_calls[0].request in text and call["name"] in text and call["arguments"] in text
+    assert [k for _, k, _ in proposals(attributed, max_trials=1)] == ["example"] and proposals([], 3) == []
 
 
 def test_an_edit_changes_the_targets_prompt_and_nothing_else():

@@ -5,23 +5,30 @@ the case's check): the reference answer must still pass it, or the variant is no
 is dropped. A well-defined variant is kept when the current pair does not reliably solve it: fewer
 than all of ``k`` sampled answers pass.
 
-Operators (the ones that keep an exact verifier for every family):
+Operators (each keeps the case's verifier exact; one that does not apply to a case makes nothing):
 
 - ``distractor_tools``: more functions on offer, taken from other bank cases;
 - ``earlier_goal``: a finished earlier request and its answer before the case's own (a chained
   conversation where only the last goal is open);
 - ``restated``: the request said twice, the second time with a correction that repeats it
-  (the user contradicts their own hedge: "no wait — exactly that").
+  (the user contradicts their own hedge: "no wait — exactly that");
+- ``lifted_constraint``: an earlier turn forbids the very kind of answer the case needs ("no
+  function calls until I say so"), and the request lifts it: the pair must see the restriction
+  is gone, not obey a stale one;
+- ``hidden_preference``: one argument value of the reference call is said earlier as a standing
+  preference ("my usual address is 7 Mill Lane") and the request only refers to it ("to my usual
+  address"): the call is right only if the preference is carried over.
 """
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from molt.evolve.answering import Specialist, sampled, score
 from molt.families import Case
 
-OPERATORS = ("distractor_tools", "earlier_goal", "restated")
+OPERATORS = ("distractor_tools", "earlier_goal", "restated", "lifted_constraint", "hidden_preference")
 
 
 @dataclass(frozen=True)
@@ -61,8 +68,49 @@ def restated(case: Case, bank: list[Case], rng: random.Random) -> Case | None:
     return replace(case, messages=[{**first, "content": f"{first['content']}\n\n{hedge}{first['content']}"}, *case.messages[1:]])
 
 
+RESTRICTIONS = {  # per family: a rule against the case's kind of answer, and its acknowledgement
+    "agent": ("Please don't call any functions until I say so.", "Understood: no function calls until you say so."),
+    "coding": ("Don't write any code until I say so, please.", "Understood: no code until you say so."),
+    "genui": ("Don't build any interface until I say so, please.", "Understood: no interface until you say so."),
+}
+DEFAULT_RESTRICTION = ("Don't answer anything until I say so, please.", "Understood: I'll wait until you say so.")
+
+
+def lifted_constraint(case: Case, bank: list[Case], rng: random.Random) -> Case | None:
+    first = case.messages[0]
+    if first["role"] != "user" or not isinstance(first["content"], str):
+        return None
+    rule, ack = RESTRICTIONS.get(case.family, DEFAULT_RESTRICTION)
+    go = rng.choice(["You may go ahead now. ", "That restriction is lifted. ", "Okay, forget that rule: "])
+    return replace(case, messages=[{"role": "user", "content": rule}, {"role": "assistant", "content": ack},
+                                   {**first, "content": f"{go}{first['content']}"}, *case.messages[1:]])
+
+
+FREE_TEXT = {"text", "title", "message", "query", "body", "content", "note"}
+"""Arguments that are what the user says, not a standing preference."""
+
+
+def hidden_preference(case: Case, bank: list[Case], rng: random.Random) -> Case | None:
+    calls = case.check.get("calls") or []
+    first = case.messages[0]
+    if len(calls) != 1 or len(case.messages) != 1 or not isinstance(first["content"], str):
+        return None
+    said = sorted(name for name, value in calls[0]["arguments"].items()
+                  if name not in FREE_TEXT and isinstance(value, str) and len(value) >= 3 and first["content"].count(value) == 1)
+    if not said:
+        return None
+    name = rng.choice(said)
+    value, words = calls[0]["arguments"][name], name.replace("_", " ")
+    return replace(case, messages=[
+        {"role": "user", "content": f"For future requests: my usual {words} is {value}."},
+        {"role": "assistant", "content": f"Noted: your usual {words} is {value}."},
+        {**first, "content": re.sub(rf"\b(?:the |a |an )?{re.escape(value)}", f"my usual {words}", first["content"], count=1)},
+    ])
+
+
 MAKERS: dict[str, Callable[[Case, list[Case], random.Random], Case | None]] = {
     "distractor_tools": distractor_tools, "earlier_goal": earlier_goal, "restated": restated,
+    "lifted_constraint": lifted_constraint, "hidden_preference": hidden_preference,
 }
 
 

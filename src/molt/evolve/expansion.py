@@ -2,15 +2,21 @@
 
 The pair answers the bank greedily; each failure is attributed by its family (``no call``,
 ``wrong tool``, ``wrong arguments``, ``failing test``, ``invalid surface``…). Each failure kind
-present proposes one HCP edit, an instruction added to the target's prompt. An edit is tried on
-the failing slice and on a search split (the family's ``wording`` split: trained things in new
-words, never the contract's held-out suites); it is kept only when it fixes some of the slice and
-raises the search score. At most one edit is kept per generation, the best.
+present proposes HCP edits to the target's prompt, of two kinds:
+
+- ``instruction``: a rule against that kind of failure (``EDITS``);
+- ``example``: a worked few-shot example, one failing bank case's request and reference answer.
+
+An edit is tried on the failing slice and on a search split (the family's ``wording`` split:
+trained things in new words, never the contract's held-out suites); it is kept only when it fixes
+some of the slice and raises the search score. At most one edit is kept per generation, the best.
+Edits to tool descriptions and router examples are not searched: the bank's functions come with
+each request, and the router is a trained classifier that a prompt edit does not reach.
 """
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from molt.evolve.answering import Specialist, greedy, score
 from molt.families import ALL_FAMILIES, Case
@@ -36,11 +42,14 @@ EDITS: dict[str, str] = {
 class Trial:
     failure: str
     instruction: str
+    """The text the edit adds to the target's prompt."""
     fixed: int
     """Failing bank cases the edit solves."""
     search: float
     """Search-split score with the edit."""
     kept: bool
+    kind: str = "instruction"
+    """``instruction`` or ``example``."""
 
 
 @dataclass(frozen=True)
@@ -63,22 +72,45 @@ def edited(hcp: HCP, label: str, instruction: str) -> HCP:
 def expand(who: Specialist, hcp: HCP, label: str, bank: list[Case], search: list[Case], max_trials: int, on_case: Callable[[], None] = lambda: None) -> Expansion:
     answers = greedy(who, bank, on_case)
     failing = [(case, answer) for case, answer in zip(bank, answers) if score(case, answer) < 1.0]
-    kinds = Counter(ALL_FAMILIES[case.family].failure(case, answer) for case, answer in failing)
+    attributed = [(case, ALL_FAMILIES[case.family].failure(case, answer)) for case, answer in failing]
+    kinds = Counter(kind for _, kind in attributed)
     bank_score = 1 - len(failing) / len(bank) if bank else 0.0
     search_before = _mean(who, search, on_case)
+    prompt = hcp.specialist(label).prompt
     trials: list[Trial] = []
-    for kind, _ in kinds.most_common(max_trials):
-        instruction = EDITS.get(kind)
-        if instruction is None or instruction in hcp.specialist(label).prompt:
+    slice_cases = [case for case, _ in failing]
+    for failure, kind, text in proposals(attributed, max_trials):
+        if text in prompt:
             continue
-        trying = who.with_system(edited(hcp, label, instruction).system_prompt(label))
-        slice_cases = [case for case, _ in failing]
+        trying = who.with_system(edited(hcp, label, text).system_prompt(label))
         fixed = sum(score(c, a) == 1.0 for c, a in zip(slice_cases, greedy(trying, slice_cases, on_case)))
-        with_edit = _mean(trying, search, on_case)
-        trials.append(Trial(kind, instruction, fixed, with_edit, False))
+        trials.append(Trial(failure, text, fixed, _mean(trying, search, on_case), False, kind))
     best = max((t for t in trials if t.fixed > 0 and t.search > search_before), key=lambda t: (t.search, t.fixed), default=None)
-    trials = [Trial(t.failure, t.instruction, t.fixed, t.search, t is best) for t in trials]
+    trials = [replace(t, kept=t is best) for t in trials]
     return Expansion(dict(kinds), bank_score, search_before, trials, best.instruction if best else None)
+
+
+def proposals(attributed: list[tuple[Case, str]], max_trials: int) -> list[tuple[str, str, str]]:
+    """(failure kind, edit kind, text) to try, at most ``max_trials``, from failing cases and
+    their kinds: the instruction for each of the most frequent kinds, and in the last slot a
+    worked example of the most frequent one."""
+    ranked = [kind for kind, _ in Counter(kind for _, kind in attributed).most_common()]
+    found = [(kind, "instruction", EDITS[kind]) for kind in ranked if kind in EDITS][:max(max_trials - 1, 0)]
+    examples = (worked_example(case) for case, kind in attributed if kind == ranked[0]) if ranked else iter(())
+    example = next((text for text in examples if text), None)
+    if example and max_trials > 0:
+        found.append((ranked[0], "example", example))
+    return found
+
+
+def worked_example(case: Case, limit: int = 400) -> str | None:
+    """A one-turn bank case as a few-shot example for the prompt (None: too long or not one turn)."""
+    if len(case.messages) != 1 or not isinstance(case.request, str):
+        return None
+    calls = case.answer.get("tool_calls") or []
+    answer = " ".join(f"call {c['function']['name']} with {c['function']['arguments']}" for c in calls) or (case.answer.get("content") or "")
+    text = f"Example. Request: {case.request} Answer: {answer}"
+    return text if answer and len(text) <= limit else None
 
 
 def _mean(who: Specialist, cases: list[Case], on_case: Callable[[], None]) -> float:

@@ -53,9 +53,9 @@ class EvolveConfig:
     """Distinct passing answers kept per problem."""
     max_trials: int = 3
     """HCP edits tried (one per failure kind, most frequent first)."""
-    update: str = "sft"
-    """``sft``: fine-tune on the collected dataset; ``rl``: ``molt rl`` (GRPO) on the target's
-    environment, from the same revision."""
+    update: str = "rl"
+    """``rl``: ``molt rl`` (GRPO) on the target's environment from the served revision (the update
+    that moved held-out scores); ``sft``: fine-tune on the collected dataset."""
     learning_rate: float = 5e-4
     """SFT's learning rate (RL uses ``rl_lr``)."""
     epochs: int = 1
