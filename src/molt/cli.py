@@ -1094,6 +1094,13 @@ def _evolve_progress(number: int):
         yield Reporter(start=start, advance=advance, note=lambda text: err.print(f"[yellow]{text}[/]"))
 
 
+def _kept_edit(expansion: dict) -> str:
+    kept = expansion.get("kept") or ({"kind": "instruction", "text": expansion["instruction"]} if expansion.get("instruction") else None)  # generations before edit kinds
+    if not kept:
+        return f"none kept ({len(expansion.get('trials', []))} tried)"
+    return f"{kept['kind']}{' of ' + kept['function'] if kept.get('function') else ''}: {kept['text']!r}"
+
+
 def _generation_table(state: dict) -> None:
     phases = state["phases"]
     found, expansion, collected, update, gate = (phases.get(p, {}) for p in ("discovery", "expansion", "collected", "update", "gate"))
@@ -1101,9 +1108,9 @@ def _generation_table(state: dict) -> None:
         f"[bold]generation {state['generation']}[/] ({state['target']}, incumbent {state['incumbent']}): "
         f"discovery kept {found.get('kept')}/{found.get('proposed')} variants {found.get('by_operator')}; "
         f"bank score {expansion.get('bank_score', 0):.2f}, failures {expansion.get('failures')}; "
-        f"HCP edit: {expansion.get('instruction') or 'none kept'}; "
+        f"HCP edit: {_kept_edit(expansion)}; "
         f"dataset {collected.get('rows')} rows ({collected.get('solved_problems')}/{collected.get('problems')} problems solved by a sample, {collected.get('references')} variant references, {collected.get('rated')} rated turns); "
-        f"SFT {update.get('steps')} steps → {update.get('adapter')}, candidate {update.get('pair')}"
+        f"{state['config'].get('update', 'sft').upper()} {update.get('steps')} steps → {update.get('adapter')}, candidate {update.get('pair')}"
     )
     table = Table("check", "incumbent", "candidate", "Δ", "interval of Δ", "passes when", "", title=f"gate of generation {state['generation']}: {gate.get('reason')}")
     for c in gate.get("checks", []):

@@ -4,7 +4,7 @@ failures are attributed by kind, an HCP edit lands in the target's prompt only."
 import json
 
 from molt.evolve.discovery import OPERATORS, propose
-from molt.evolve.expansion import EDITS, edited, proposals
+from molt.evolve.expansion import EDITS, Edit, proposals
 from molt.evolve.update import _distinct_per_problem
 from molt.families import FAMILIES
 from molt.hcp import load_hcp
@@ -51,23 +51,38 @@ def test_agent_failures_are_attributed_by_kind():
     assert all(kind in EDITS for kind in ("no call", "wrong tool", "wrong arguments", "spurious call", "failing test", "invalid surface"))
 
 
-def test_the_edits_tried_are_instructions_for_the_commonest_failures_and_a_worked_example():
+def test_the_edits_tried_are_instructions_for_the_commonest_failures_then_a_tool_description_or_a_worked_example():
     cases = FAMILIES["agent"].generate("train", 20, seed=2)
-    one_turn_calls = [c for c in cases if c.check["kind"] == "call" and len(c.messages) == 1]
-    attributed = [(one_turn_calls[0], "wrong arguments"), (one_turn_calls[1], "wrong arguments"), (cases[0], "no call")]
-    tried = proposals(attributed, max_trials=3)
-    assert tried[:2] == [("wrong arguments", "instruction", EDITS["wrong arguments"]), ("no call", "instruction", EDITS["no call"])]
-    failure, kind, text = tried[2]
-    call = one_turn_calls[0].answer["tool_calls"][0]["function"]
-    assert (failure, kind) == ("wrong arguments", "example") and one_turn_calls[0].request in text and call["name"] in text and call["arguments"] in text
-    assert [k for _, k, _ in proposals(attributed, max_trials=1)] == ["example"] and proposals([], 3) == []
+    calls = [c for c in cases if c.check["kind"] == "call" and len(c.messages) == 1]
+    wrong_arguments = [(calls[0], "wrong arguments"), (calls[1], "wrong arguments"), (cases[0], "no call")]
+    tried = proposals(wrong_arguments, max_trials=3)
+    assert tried[:2] == [Edit("wrong arguments", "instruction", EDITS["wrong arguments"]), Edit("no call", "instruction", EDITS["no call"])]
+    needed = calls[0].check["calls"][0]
+    schema = next(t["function"] for t in calls[0].tools if t["function"]["name"] == needed["name"])
+    described = tried[2]
+    assert (described.kind, described.function) == ("tool_description", needed["name"])
+    assert all(param in described.text for param in schema["parameters"]["properties"])  # every parameter, with an example value
+    assert [e.kind for e in proposals(wrong_arguments, max_trials=1)] == ["tool_description"] and proposals([], 3) == []
+
+    no_call = [(calls[2], "no call")]
+    (instruction, example) = proposals(no_call, max_trials=2)
+    call = calls[2].answer["tool_calls"][0]["function"]
+    assert example.kind == "example" and calls[2].request in example.text and call["name"] in example.text and call["arguments"] in example.text
 
 
-def test_an_edit_changes_the_targets_prompt_and_nothing_else():
+def test_an_edit_changes_the_targets_prompt_or_the_tool_descriptions_and_nothing_else():
     hcp = load_hcp()
-    changed = edited(hcp, "agent", EDITS["wrong arguments"])
-    assert changed.system_prompt("agent").endswith(EDITS["wrong arguments"])
+    changed = Edit("wrong arguments", "instruction", EDITS["wrong arguments"]).applied(hcp, "agent")
+    assert changed.system_prompt("agent").endswith(EDITS["wrong arguments"]) and changed.tools == hcp.tools
     assert [changed.system_prompt(s.label) for s in hcp.specialists if s.label != "agent"] == [hcp.system_prompt(s.label) for s in hcp.specialists if s.label != "agent"]
+
+    weather = {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {"type": "object", "properties": {}}}}
+    timer = {"type": "function", "function": {"name": "set_timer", "description": "Timer.", "parameters": {"type": "object", "properties": {}}}}
+    described = Edit("wrong tool", "tool_description", "Current weather of one city.", "get_weather").applied(hcp, "agent")
+    assert [s.prompt for s in described.specialists] == [s.prompt for s in hcp.specialists]
+    offered = described.tools.described([weather, timer])
+    assert offered == [{**weather, "function": {**weather["function"], "description": "Current weather of one city."}}, timer]
+    assert hcp.tools.described([weather, timer]) == [weather, timer] and weather["function"]["description"] == "Weather."  # the client's tools are not changed in place
 
 
 def test_passing_answers_are_kept_distinct_and_at_most_n_per_problem():

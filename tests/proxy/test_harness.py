@@ -67,6 +67,17 @@ def test_outside_the_allowlist_nothing_is_offered_or_called_and_repairs_are_boun
     assert "not allowed" in engine.requests[1]["messages"][-1]["content"]
 
 
+def test_the_hcps_own_description_of_a_function_replaces_the_clients():
+    engine = ScriptedEngine([call("get_weather", {"city": "Oslo"})])
+    with engine as engine_url:
+        app, server = proxy(engine_url, descriptions={"get_weather": "Current weather of one named city."})
+        with server as url:
+            client(url).chat.completions.create(model="agent", messages=[ASK], tools=[WEATHER, TIMER])
+    offered = {t["function"]["name"]: t["function"] for t in engine.requests[0]["tools"]}
+    assert offered["get_weather"]["description"] == "Current weather of one named city."
+    assert offered["get_weather"]["parameters"] == WEATHER["function"]["parameters"] and offered["set_timer"] == TIMER["function"]
+
+
 def test_a_streamed_refused_call_never_reaches_the_client():
     engine = ScriptedEngine([call("delete_account", {}), call("get_weather", {"city": "Oslo"})])
     with engine as engine_url:

@@ -4,7 +4,7 @@ at a time, so an answer depends on the pair alone) or sampled (k answers per cas
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import httpx
 
@@ -13,6 +13,7 @@ from molt.engine.server import create_app as create_engine_app
 from molt.families import ALL_FAMILIES, Case
 from molt.families.base import Message
 from molt.hcp import HCP
+from molt.hcp.v1 import Tools
 from molt.http_server import ServerThread
 from molt.models import load_model
 from molt.stack import engine_config
@@ -20,14 +21,25 @@ from molt.stack import engine_config
 
 @dataclass(frozen=True)
 class Specialist:
-    """One specialist of one pair, served: the engine's URL, its model name there, its system prompt."""
+    """One specialist of one pair, served: the engine's URL, its model name there, its system
+    prompt and the pair's tool settings (its own descriptions of functions)."""
 
     url: str
     model: str
     system: str
+    tools: Tools = field(default_factory=Tools)
 
-    def with_system(self, system: str) -> "Specialist":
-        return Specialist(self.url, self.model, system)
+    def under(self, hcp: HCP, label: str) -> "Specialist":
+        """The same adapter under ``hcp``'s harness (an edited prompt or tool descriptions)."""
+        return replace(self, system=hcp.system_prompt(label), tools=hcp.tools)
+
+    def answers_like(self, other: "Specialist", cases: list[Case]) -> bool:
+        """Whether ``other`` gets the same requests for ``cases`` (tool descriptions matter only where tools are offered)."""
+        return self == other or (replace(self, tools=other.tools) == other and not any(case.tools for case in cases))
+
+    def body(self, case: Case, temperature: float) -> dict:
+        body = request_body(self.model, case, self.system) | {"temperature": temperature}
+        return {**body, "tools": self.tools.described(body["tools"])} if "tools" in body else body
 
 
 @contextlib.contextmanager
@@ -39,7 +51,7 @@ def serving(*hcps: HCP) -> Iterator[str]:
 
 def specialist(url: str, hcp: HCP, label: str) -> Specialist:
     spec = hcp.specialist(label)
-    return Specialist(url, spec.adapter or hcp.model.base, hcp.system_prompt(label))
+    return Specialist(url, spec.adapter or hcp.model.base, hcp.system_prompt(label), hcp.tools)
 
 
 def score(case: Case, message: Message) -> float:
@@ -61,7 +73,7 @@ async def _answers(who: Specialist, jobs: list[tuple[Case, float]], concurrency:
 
     async def one(client: httpx.AsyncClient, case: Case, temperature: float) -> Message:
         async with gate:
-            response = await client.post("/chat/completions", json=request_body(who.model, case, who.system) | {"temperature": temperature})
+            response = await client.post("/chat/completions", json=who.body(case, temperature))
         response.raise_for_status()
         on_case()
         return response.json()["choices"][0]["message"]

@@ -60,7 +60,7 @@ def evaluate_pairs(contract: Contract, incumbent: HCP, candidate: HCP, progress:
             else:
                 progress.on_suite(f"{label}: incumbent", len(cases))
                 before[label] = _scores(a, cases, suite.metric, progress)
-            if a == b:
+            if a.answers_like(b, cases):
                 after[label] = before[label]
                 reused[label] = "same adapter and prompt as the incumbent: answered once"
             else:

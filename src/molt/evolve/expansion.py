@@ -1,19 +1,24 @@
 """Expansion: where does the current pair fail, and does a harness edit fix it?
 
 The pair answers the bank greedily; each failure is attributed by its family (``no call``,
-``wrong tool``, ``wrong arguments``, ``failing test``, ``invalid surface``…). Each failure kind
-present proposes HCP edits to the target's prompt, of two kinds:
+``wrong tool``, ``wrong arguments``, ``failing test``, ``invalid surface``…). The failure kinds
+present propose HCP edits of three kinds:
 
-- ``instruction``: a rule against that kind of failure (``EDITS``);
-- ``example``: a worked few-shot example, one failing bank case's request and reference answer.
+- ``instruction``: a rule against that kind of failure (``EDITS``) in the target's prompt;
+- ``example``: a worked few-shot example in the target's prompt, one failing bank case's request
+  and reference answer;
+- ``tool_description``: for a wrong tool or wrong arguments, the harness's own, fuller description
+  of the function the case needed (HCP ``[tools] descriptions``, used in place of the client's
+  whenever that function is offered).
 
 An edit is tried on the failing slice and on a search split (the family's ``wording`` split:
 trained things in new words, never the contract's held-out suites); it is kept only when it fixes
 some of the slice and raises the search score. At most one edit is kept per generation, the best.
-Edits to tool descriptions and router examples are not searched: the bank's functions come with
-each request, and the router is a trained classifier that a prompt edit does not reach.
+Router examples are not searched: the router is a trained classifier, retrained apart from this
+loop, and the contract's routing guard watches it.
 """
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -39,17 +44,37 @@ EDITS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Trial:
+class Edit:
     failure: str
-    instruction: str
-    """The text the edit adds to the target's prompt."""
+    """The failure kind it answers."""
+    kind: str
+    """``instruction``, ``example`` or ``tool_description``."""
+    text: str
+    function: str | None = None
+    """The function a ``tool_description`` describes."""
+
+    def applied(self, hcp: HCP, label: str) -> HCP:
+        """``hcp`` with this edit: in ``label``'s own prompt, or in ``[tools] descriptions``."""
+        if self.kind == "tool_description":
+            tools = hcp.tools.model_copy(update={"descriptions": {**hcp.tools.descriptions, self.function: self.text}})
+            return hcp.model_copy(update={"tools": tools})
+        specialists = [s.model_copy(update={"prompt": f"{s.prompt}\n{self.text}".strip()}) if s.label == label else s for s in hcp.specialists]
+        return hcp.model_copy(update={"specialists": specialists})
+
+    def present_in(self, hcp: HCP, label: str) -> bool:
+        if self.kind == "tool_description":
+            return hcp.tools.descriptions.get(self.function) == self.text
+        return self.text in hcp.specialist(label).prompt
+
+
+@dataclass(frozen=True)
+class Trial:
+    edit: Edit
     fixed: int
     """Failing bank cases the edit solves."""
     search: float
     """Search-split score with the edit."""
     kept: bool
-    kind: str = "instruction"
-    """``instruction`` or ``example``."""
 
 
 @dataclass(frozen=True)
@@ -59,14 +84,8 @@ class Expansion:
     bank_score: float
     search_before: float
     trials: list[Trial] = field(default_factory=list)
-    instruction: str | None = None
-    """The kept edit's instruction (None: no edit helped)."""
-
-
-def edited(hcp: HCP, label: str, instruction: str) -> HCP:
-    """``hcp`` with ``instruction`` added to ``label``'s own prompt."""
-    specialists = [s.model_copy(update={"prompt": f"{s.prompt}\n{instruction}".strip()}) if s.label == label else s for s in hcp.specialists]
-    return hcp.model_copy(update={"specialists": specialists})
+    kept: Edit | None = None
+    """The edit kept (None: no edit helped)."""
 
 
 def expand(who: Specialist, hcp: HCP, label: str, bank: list[Case], search: list[Case], max_trials: int, on_case: Callable[[], None] = lambda: None) -> Expansion:
@@ -76,41 +95,64 @@ def expand(who: Specialist, hcp: HCP, label: str, bank: list[Case], search: list
     kinds = Counter(kind for _, kind in attributed)
     bank_score = 1 - len(failing) / len(bank) if bank else 0.0
     search_before = _mean(who, search, on_case)
-    prompt = hcp.specialist(label).prompt
     trials: list[Trial] = []
     slice_cases = [case for case, _ in failing]
-    for failure, kind, text in proposals(attributed, max_trials):
-        if text in prompt:
+    for edit in proposals(attributed, max_trials):
+        if edit.present_in(hcp, label):
             continue
-        trying = who.with_system(edited(hcp, label, text).system_prompt(label))
+        trying = who.under(edit.applied(hcp, label), label)
         fixed = sum(score(c, a) == 1.0 for c, a in zip(slice_cases, greedy(trying, slice_cases, on_case)))
-        trials.append(Trial(failure, text, fixed, _mean(trying, search, on_case), False, kind))
+        trials.append(Trial(edit, fixed, _mean(trying, search, on_case), False))
     best = max((t for t in trials if t.fixed > 0 and t.search > search_before), key=lambda t: (t.search, t.fixed), default=None)
     trials = [replace(t, kept=t is best) for t in trials]
-    return Expansion(dict(kinds), bank_score, search_before, trials, best.instruction if best else None)
+    return Expansion(dict(kinds), bank_score, search_before, trials, best.edit if best else None)
 
 
-def proposals(attributed: list[tuple[Case, str]], max_trials: int) -> list[tuple[str, str, str]]:
-    """(failure kind, edit kind, text) to try, at most ``max_trials``, from failing cases and
-    their kinds: the instruction for each of the most frequent kinds, and in the last slot a
-    worked example of the most frequent one."""
+def proposals(attributed: list[tuple[Case, str]], max_trials: int) -> list[Edit]:
+    """The edits to try, at most ``max_trials``, from failing cases and their kinds: the
+    instruction for each of the most frequent kinds; then, in the last slot, a tool description
+    when the most frequent kind is a wrong tool or wrong arguments, else a worked example of it."""
     ranked = [kind for kind, _ in Counter(kind for _, kind in attributed).most_common()]
-    found = [(kind, "instruction", EDITS[kind]) for kind in ranked if kind in EDITS][:max(max_trials - 1, 0)]
-    examples = (worked_example(case) for case, kind in attributed if kind == ranked[0]) if ranked else iter(())
-    example = next((text for text in examples if text), None)
-    if example and max_trials > 0:
-        found.append((ranked[0], "example", example))
-    return found
+    if not ranked or max_trials < 1:
+        return []
+    found = [Edit(kind, "instruction", EDITS[kind]) for kind in ranked if kind in EDITS][:max_trials - 1]
+    make = tool_description if ranked[0] in TOOL_FAILURES else worked_example
+    last = next((edit for case, kind in attributed if kind == ranked[0] and (edit := make(case, kind))), None)
+    return [*found, last] if last else found
 
 
-def worked_example(case: Case, limit: int = 400) -> str | None:
+TOOL_FAILURES = ("wrong tool", "wrong arguments")
+
+
+def worked_example(case: Case, failure: str, limit: int = 400) -> Edit | None:
     """A one-turn bank case as a few-shot example for the prompt (None: too long or not one turn)."""
     if len(case.messages) != 1 or not isinstance(case.request, str):
         return None
     calls = case.answer.get("tool_calls") or []
     answer = " ".join(f"call {c['function']['name']} with {c['function']['arguments']}" for c in calls) or (case.answer.get("content") or "")
     text = f"Example. Request: {case.request} Answer: {answer}"
-    return text if answer and len(text) <= limit else None
+    return Edit(failure, "example", text) if answer and len(text) <= limit else None
+
+
+def tool_description(case: Case, failure: str) -> Edit | None:
+    """A fuller description of the function ``case`` needed, from its schema: what it is for, then
+    each parameter with its type, whether it is required and an example value (the reference's)."""
+    calls = case.check.get("calls") or []
+    if not calls:
+        return None
+    name, used = calls[0]["name"], calls[0]["arguments"]
+    schema = next((t["function"] for t in case.tools or [] if t["function"]["name"] == name), None)
+    if schema is None:
+        return None
+    parameters = schema.get("parameters", {})
+    required = set(parameters.get("required", []))
+    described = []
+    for param, spec in parameters.get("properties", {}).items():
+        example = f", e.g. {json.dumps(used[param])}" if param in used else ""
+        described.append(f"{param} ({spec.get('type', 'any')}, {'required' if param in required else 'optional'}{example})")
+    what = (schema.get("description") or name.replace("_", " ")).rstrip(".")
+    text = f"{what}. Call it only for exactly that. Arguments: {'; '.join(described) or 'none'}. Copy values as the user wrote them."
+    return Edit(failure, "tool_description", text, name)
 
 
 def _mean(who: Specialist, cases: list[Case], on_case: Callable[[], None]) -> float:

@@ -20,7 +20,7 @@ from molt.evolve.contract import Contract
 from molt.evolve.discovery import discover
 from molt.evolve.evaluate import Progress as EvalProgress
 from molt.evolve.evaluate import evaluate_pairs
-from molt.evolve.expansion import edited, expand
+from molt.evolve.expansion import Edit, expand
 from molt.evolve.gate import PairScores, judge
 from molt.evolve.update import collect, write_rows
 from molt.experience.log import export
@@ -101,8 +101,8 @@ def save_state(folder: Path, state: dict) -> None:
 
 def with_kept_edit(incumbent: HCP, target: str, phases: dict) -> HCP:
     """The candidate's harness: the incumbent's, with the edit expansion kept (if any)."""
-    instruction = phases["expansion"]["instruction"]
-    return edited(incumbent, target, instruction) if instruction else incumbent
+    kept = phases["expansion"]["kept"]
+    return Edit(**kept).applied(incumbent, target) if kept else incumbent
 
 
 def run_generation(registry: Registry, contract: Contract, config: EvolveConfig, number: int, report: Reporter = Reporter(), service: ServiceClient | None = None) -> dict:
@@ -150,7 +150,7 @@ def run_generation(registry: Registry, contract: Contract, config: EvolveConfig,
                 result = expand(who, served, target, bank, search, config.max_trials, report.advance)
                 phases["expansion"] = {
                     "failures": result.failures, "bank_score": result.bank_score, "search_before": result.search_before,
-                    "trials": [asdict(t) for t in result.trials], "instruction": result.instruction,
+                    "trials": [asdict(t) for t in result.trials], "kept": asdict(result.kept) if result.kept else None,
                 }
                 save_state(folder, state)
             if "collected" not in phases and config.update == "rl":
@@ -160,7 +160,7 @@ def run_generation(registry: Registry, contract: Contract, config: EvolveConfig,
                 rated = list(export(open_database(config.experience_db), specialist=target, rating="up"))
                 report.start("update: sampling trajectories", (len(bank) + len(variants)) * config.k)
                 harness = with_kept_edit(incumbent, target, phases)
-                got = collect(who.with_system(harness.system_prompt(target)), bank + variants, variants, rated, contract, config.k, config.temperature, config.per_problem, report.advance)
+                got = collect(who.under(harness, target), bank + variants, variants, rated, contract, config.k, config.temperature, config.per_problem, report.advance)
                 write_rows(folder / "data.jsonl", got.rows)
                 phases["collected"] = {"rows": len(got.rows), "solved_problems": got.sampled_ok, "problems": len(bank) + len(variants), "references": got.references, "rated": got.rated, "rated_dropped_overlap": got.dropped_overlap}
                 save_state(folder, state)

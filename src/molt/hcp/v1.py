@@ -156,6 +156,16 @@ class Tools(Table):
     """Times a refused tool call (not offered, not allowed) goes back to the specialist before it answers with tools off."""
     proxies: list[ToolProxy] = []
     """External services the harness calls for the model (``molt.harness.proxies``)."""
+    descriptions: dict[str, str] = {}
+    """The harness's own description of a function, by name, used in place of the client's
+    whenever that function is offered (an HCP edit ``molt evolve`` searches)."""
+
+    def described(self, tools: list[dict] | None) -> list[dict] | None:
+        """``tools`` with the harness's descriptions in place of the client's."""
+        if not tools or not self.descriptions:
+            return tools
+        return [{**t, "function": {**t["function"], "description": self.descriptions[t["function"]["name"]]}}
+                if t.get("function", {}).get("name") in self.descriptions else t for t in tools]
 
     @model_validator(mode="after")
     def _compensations_known(self) -> "Tools":

@@ -239,10 +239,11 @@ class TurnLoop:
             raise EngineError(f"the router could not reach the engine: {e}", 503) from e
 
     def allowed(self, tools: list[dict] | None) -> list[dict] | None:
-        """The offered tools the specialists may call: all of them, or those on a non-empty allowlist."""
+        """The offered tools the specialists may call (all of them, or those on a non-empty
+        allowlist), with the HCP's own descriptions of them."""
         allowlist = self.hcp.tools.allowlist
         kept = [t for t in tools or [] if not allowlist or tool_name(t) in allowlist]
-        return kept or None
+        return self.hcp.tools.described(kept) or None
 
     async def fitted(self, system: list[Message], turns: tuple[Turn, ...], label: str, current: list[Message], tools: list[dict] | None, max_tokens: int) -> list[Message]:
         """``own_view`` cut to fit ``context_window - max_tokens``: the adapter's own oldest turns
