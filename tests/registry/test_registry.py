@@ -27,7 +27,7 @@ def registry(db_url, tmp_path):
 @pytest.fixture(scope="module")
 def adapter_folders(tiny, tmp_path_factory):
     root = tmp_path_factory.mktemp("adapters")
-    return [write_random_adapter(root / f"a{i}", tiny.model, "tiny", r=2 + i, seed=i) for i in range(2)]
+    return [write_random_adapter(root / f"a{i}", tiny.model, "tiny", r=2 + i, seed=i) for i in range(3)]
 
 
 def lineage_ids(node) -> list[tuple[str, str]]:
@@ -54,6 +54,14 @@ def test_records_name_their_parents_and_the_same_content_is_the_same_record(regi
     assert other.id != adapter.id
     assert registry.add_job("chat", "sft", {}, {}).id != job.id  # events are never merged
 
+    # ...unless a job names the weights it made: a finished run recorded again (resumed) is one job
+    jobs = len(registry.records("job"))
+    trained = registry.add_trained_adapter(adapter_folders[2], "next", "rl", {"steps": 2}, {"reward": [0.1]}, {"base": base.id}, started_from=adapter.id)
+    resumed = registry.add_trained_adapter(adapter_folders[2], "next", "rl", {"steps": 2}, {"reward": [0.1, 0.2]}, {"base": base.id}, started_from=adapter.id)
+    assert resumed == trained and len(registry.records("job")) == jobs + 1
+    made_it = registry.get(trained.parents["trained_by"])
+    assert trained.parents["started_from"] == adapter.id and made_it.parents == {"base": base.id} and made_it.attributes["metrics"] == {"reward": [0.1]}
+
     hcp = registry.add_hcp('name = "default"\n', "default")
     pair = registry.add_pair("default", base.id, hcp.id, None, {"chat": adapter.id})
     assert registry.add_pair("default", base.id, hcp.id, None, {"chat": adapter.id}).id == pair.id
@@ -61,7 +69,7 @@ def test_records_name_their_parents_and_the_same_content_is_the_same_record(regi
         ("", pair.id), ("base", base.id), ("hcp", hcp.id), ("specialist:chat", adapter.id),
         ("base", base.id), ("trained_by", job.id), ("base", base.id), ("data", dataset.id),
     ]
-    assert [e.id for e in registry.records("adapter")] == [adapter.id, other.id]
+    assert [e.id for e in registry.records("adapter")] == [adapter.id, other.id, trained.id]
     assert registry.get(pair.id[:9]).id == pair.id
 
 

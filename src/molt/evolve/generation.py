@@ -221,8 +221,7 @@ def rl_candidate(registry: Registry, harness: HCP, state: dict, folder: Path, co
         final = resolve(run.training.save_weights_for_sampler("evolve-final").result())
     base = registry.add_base(harness.model.base)
     start = registry.get(members["specialists"][target])
-    job = registry.add_job(rl.adapter, "rl", asdict(rl), summary, {"base": base.id, "started_from": start.id})
-    adapter = registry.add_adapter(final, rl.adapter, {"base": base.id, "trained_by": job.id, "started_from": start.id})
+    adapter = registry.add_trained_adapter(final, rl.adapter, "rl", asdict(rl), summary, {"base": base.id, "started_from": start.id}, start.id)
     return _candidate(registry, harness, members, adapter, target, {"steps": summary["steps"], "wording_before": summary["heldout_before"], "wording_after": summary["heldout_after"]})
 
 

@@ -29,11 +29,9 @@ def register_sft(registry: Registry, config: SFTConfig, result: SFTResult, sourc
         "losses": result.losses, "steps": result.steps, "train_tokens": result.train_tokens,
         "eval_loss_before": result.eval_loss_before, "eval_loss_after": result.eval_loss_after,
     }
-    job = registry.add_job(config.adapter, "sft", settings, metrics, {"base": base.id, "data": data.id})
-    if config.init_from and config.init_from.startswith("molt://store/"):  # continued from a registered revision
-        start = registry.get(f"adapter-{config.init_from.removeprefix('molt://store/')[:16]}")
-        return registry.add_adapter(resolve(result.revision), config.adapter, {"base": base.id, "trained_by": job.id, "started_from": start.id})
-    return registry.add_adapter(resolve(result.revision), config.adapter, {"base": base.id, "trained_by": job.id})
+    continued = config.init_from and config.init_from.startswith("molt://store/")  # from a registered revision
+    start = registry.get(f"adapter-{config.init_from.removeprefix('molt://store/')[:16]}").id if continued else None
+    return registry.add_trained_adapter(resolve(result.revision), config.adapter, "sft", settings, metrics, {"base": base.id, "data": data.id}, start)
 
 
 def adapter_for_revision(registry: Registry, name: str, revision: str) -> Entry:

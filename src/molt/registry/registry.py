@@ -118,8 +118,18 @@ class Registry:
         attributes = {"source": source, "rows": rows, "bytes": path.stat().st_size, "path": f"store/{content_hash}/data.jsonl"}
         return self.add("dataset", path.name, attributes, parents, content_hash)
 
-    def add_job(self, name: str, recipe: str, hyperparameters: dict, metrics: dict, parents: dict[str, str] | None = None) -> Entry:
-        return self.add("job", name, {"recipe": recipe, "hyperparameters": hyperparameters, "metrics": metrics}, parents)
+    def add_job(self, name: str, recipe: str, hyperparameters: dict, metrics: dict, parents: dict[str, str] | None = None, made: str | None = None) -> Entry:
+        """A training run: an event, never merged with another, unless ``made`` names the content
+        it produced (a stored adapter's hash): the run that made those weights is one job, so
+        recording it again (a stopped run resumed after it finished) adds nothing."""
+        content_hash = text_hash(f"job made {made}") if made else None
+        return self.add("job", name, {"recipe": recipe, "hyperparameters": hyperparameters, "metrics": metrics}, parents, content_hash)
+
+    def add_trained_adapter(self, folder: Path, name: str, recipe: str, hyperparameters: dict, metrics: dict, parents: dict[str, str], started_from: str | None = None) -> Entry:
+        """The adapter revision in ``folder`` and the job that trained it (``parents``: the job's
+        base and data); its ``trained_by`` and ``started_from`` edges."""
+        job = self.add_job(name, recipe, hyperparameters, metrics, parents, made=self.store.put(folder, ADAPTER_FILES))
+        return self.add_adapter(folder, name, {"base": parents["base"], "trained_by": job.id} | ({"started_from": started_from} if started_from else {}))
 
     def add_adapter(self, folder: Path, name: str, parents: dict[str, str] | None = None) -> Entry:
         """A PEFT adapter folder: its two files go into the store; served as ``store/<hash>``."""
