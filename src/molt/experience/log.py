@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from molt.experience.conversations import DurableConversations
 from molt.experience.surfaces import SurfaceStates
+from molt.harness.memory import Memory
 from molt.experience.writer import BackgroundWriter
 from molt.hcp.v1 import Experience
 from molt.registry.database import for_writing, open_database
@@ -105,7 +106,9 @@ def _nth_newest(session: Session, column, n: int):
 
 
 class ProxyState:
-    """The proxy's durable state in one database: conversations, snapshots, the experience log."""
+    """The proxy's durable state in one database: conversations, snapshots, the experience log,
+    UI surface state and per-user memory (which retention leaves alone: a fact lasts until the
+    user changes or forgets it)."""
 
     def __init__(self, settings: Experience, url: str | None = None, pair: str | None = None):
         self.engine = open_database(url)
@@ -114,6 +117,7 @@ class ProxyState:
         self.snapshots = DurableConversations(self.engine, self.writer, "response", settings.cached_conversations)
         self.log = ExperienceLog(self.engine, self.writer, settings, pair)
         self.surfaces = SurfaceStates(self.engine, self.writer)
+        self.memory = Memory(self.engine)
         self.settings = settings
         self._pruned_at = 0
 

@@ -1,15 +1,19 @@
 """FastAPI routes of the proxy: map service results to JSON or SSE, and ``TurnError`` to OpenAI
 error JSON with the status it names (429s carry ``Retry-After``)."""
 
+import asyncio
 import hashlib
 import json
+from datetime import datetime
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
 from molt.experience.surfaces import MAX_STATE_BYTES
+from molt.harness.memory import Memory
 from molt.http_api import error_json
 from molt.proxy.loop import Plan
 from molt.proxy.protocol import ChatRequest, FeedbackRequest, ResponsesRequest, route_headers
@@ -17,6 +21,7 @@ from molt.proxy.service import ProxyService, Streamed, TurnError
 from molt.ui.a2ui import catalog_document
 
 router = APIRouter()
+T = TypeVar("T")
 
 
 def service(request: Request) -> ProxyService:
@@ -112,6 +117,43 @@ async def put_surface_state(body: SurfaceStateBody, request: Request, conversati
 async def get_surface_state(request: Request, conversation: str = Path(pattern=ID)) -> dict:
     """Every kept surface data model of a conversation: ``{"surfaces": {surfaceId: data}}``."""
     return {"conversation": conversation, "surfaces": await service(request).state.surfaces.get(conversation)}
+
+
+class MemoryBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user: str
+    key: str
+    value: str
+    valid_from: datetime | None = None
+    """When it became true (default: now); with its zone."""
+
+
+async def with_memory(request: Request, use: Callable[[Memory], T]) -> T:
+    """Run a memory read or write off the event loop (bad input: ``MemoryInputError``, a 400)."""
+    return await asyncio.to_thread(use, service(request).state.memory)
+
+
+@router.get("/v1/memory")
+async def memory_facts(request: Request, user: str, key: str | None = None) -> dict:
+    """What molt remembers about ``user``: one fact per key, the newest valid one. With ``key``:
+    that key's rows, the current one first, then its history."""
+    if key is not None:
+        rows = await with_memory(request, lambda memory: memory.history(user, key))
+        return {"user": user, "key": key, "history": [f.to_json() for f in rows]}
+    return {"user": user, "facts": [f.to_json() for f in await with_memory(request, lambda memory: memory.facts(user))]}
+
+
+@router.post("/v1/memory")
+async def memory_correct(body: MemoryBody, request: Request) -> dict:
+    """Tell or correct a fact (source ``user``): a new row that wins from ``valid_from`` on; the old value stays as history."""
+    fact = await with_memory(request, lambda memory: memory.remember(body.user, body.key, body.value, valid_from=body.valid_from, source="user"))
+    return {"user": body.user, "fact": fact.to_json()}
+
+
+@router.delete("/v1/memory")
+async def memory_forget(request: Request, user: str, key: str | None = None) -> dict:
+    """Forget one key (every row of it) or, without ``key``, everything about ``user``."""
+    return {"user": user, "key": key, "deleted": await with_memory(request, lambda memory: memory.forget(user, key))}
 
 
 @router.get("/v1/ui/catalog")

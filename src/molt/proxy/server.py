@@ -41,12 +41,13 @@ from fastapi import FastAPI
 
 from molt.experience.log import ProxyState
 from molt.harness.actions import ActionHarness
+from molt.harness.memory import MemoryInputError
 from molt.harness.proxies import Journal, ProxyRunner
 from molt.harness.substrate import isolation
 from molt.harness.tools import ToolLibrary
 from molt.hcp import HCP
 from molt.home import molt_home
-from molt.http_api import Guard, install_validation_handler
+from molt.http_api import Guard, error_json, install_validation_handler
 from molt.models import load_tokenizer
 from molt.models.renderer import get_renderer
 from molt.proxy.limits import Limits
@@ -106,5 +107,6 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, rout
     app.state.service = service
     app.add_middleware(Guard, prefixes=("/v1/",), max_body_bytes=limits.max_request_bytes, token=token)
     install_validation_handler(app)
+    app.add_exception_handler(MemoryInputError, lambda request, e: error_json(400, str(e), "BadRequestError"))
     app.include_router(router)
     return app

@@ -8,7 +8,7 @@ both written in one transaction, so a reader never sees a target without the mov
 
 from datetime import datetime
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 KINDS = ("base", "dataset", "job", "adapter", "router", "hcp", "pair", "evaluation", "tool")
@@ -121,6 +121,27 @@ class SurfaceState(Base):
     surface: Mapped[str] = mapped_column(String(200), primary_key=True)
     data: Mapped[dict] = mapped_column(JSON)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class MemoryFact(Base):
+    """One fact about one user (migration 0004), bi-temporal: when it became true (``valid_from``)
+    and when molt learned it (``recorded_at``). Rows are never updated: a change is a new row, the
+    newest valid one is the fact, the others are its history (``molt.harness.memory``)."""
+
+    __tablename__ = "memory_facts"
+    __table_args__ = (Index("ix_memory_facts_user_key", "user_id", "key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    user_id: Mapped[str] = mapped_column(String(80))
+    key: Mapped[str] = mapped_column(String(200))
+    """What the fact is about, normalised ("home city")."""
+    value: Mapped[str] = mapped_column(Text)
+    valid_from: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source: Mapped[str] = mapped_column(String(20))
+    """``conversation`` (extracted from a turn) or ``user`` (said or corrected through ``/v1/memory``)."""
+    source_turn: Mapped[str | None] = mapped_column(String(80))
+    """The experience turn it was extracted from."""
 
 
 class Feedback(Base):

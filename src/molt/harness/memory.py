@@ -1,0 +1,144 @@
+"""Per-user memory: facts about each user, bi-temporal, in the registry's database.
+
+A fact is a ``key`` ("home city") and a ``value`` ("Lisbon") about one user, stored with the time
+it became true (``valid_from``), the time molt learned it (``recorded_at``) and where it came from
+(a conversation turn, or the user through ``/v1/memory``). Rows are never updated. A change adds a
+row; the fact is the newest *valid* row of its key, picked deterministically:
+
+1. the latest ``valid_from`` not after the time asked about;
+2. on a tie, the latest ``recorded_at``;
+3. on a tie, the row written last.
+
+The other rows are the fact's history. Asking "as known at" a past time ignores rows recorded
+after it, so a decision can be replayed with what molt knew then. Forgetting deletes every row of
+a key (or of a user): the user asked for it to be gone, history included. Every read and write
+names one user, and no query spans users.
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from sqlalchemy import Engine, delete, select
+from sqlalchemy.orm import sessionmaker
+
+from molt.registry.database import for_writing
+from molt.registry.schema import MemoryFact
+
+USER_ID = re.compile(r"^[A-Za-z0-9_.:@-]{1,80}$")
+MAX_KEY = 200
+MAX_VALUE = 2000
+SOURCES = ("conversation", "user")
+
+
+class MemoryInputError(ValueError):
+    """A user id, key or value that memory does not take."""
+
+
+@dataclass(frozen=True)
+class Fact:
+    user: str
+    key: str
+    value: str
+    valid_from: datetime
+    recorded_at: datetime
+    source: str
+    source_turn: str | None
+    id: int
+
+    def to_json(self) -> dict:
+        return {"key": self.key, "value": self.value, "valid_from": self.valid_from.isoformat(), "recorded_at": self.recorded_at.isoformat(),
+                "source": self.source, "source_turn": self.source_turn, "id": self.id}
+
+
+def normal_key(key: str) -> str:
+    """Lower case, single spaces: "Home  City" and "home city" are one key."""
+    normal = " ".join(key.lower().split())
+    if not 0 < len(normal) <= MAX_KEY:
+        raise MemoryInputError(f"a fact's key is 1 to {MAX_KEY} characters, not {len(normal)}")
+    return normal
+
+
+def checked_user(user: str) -> str:
+    if not USER_ID.match(user or ""):
+        raise MemoryInputError(f"a user id is 1 to 80 letters, digits or _.:@- characters, not {user!r}")
+    return user
+
+
+class Memory:
+    """Example::
+
+        memory = Memory(open_database())
+        memory.remember("ana", "home city", "Porto")
+        memory.remember("ana", "Home City", "Lisbon")        # she moved: the newest valid row wins
+        [fact] = memory.facts("ana")                           # Lisbon; Porto is history
+        memory.forget("ana", "home city")                      # both rows gone
+    """
+
+    def __init__(self, engine: Engine):
+        self.session = sessionmaker(for_writing(engine))
+
+    def remember(self, user: str, key: str, value: str, *, valid_from: datetime | None = None, source: str = "conversation",
+                 source_turn: str | None = None, now: datetime | None = None) -> Fact:
+        """Add one row; ``valid_from`` defaults to when it is recorded."""
+        value = value.strip()
+        if not 0 < len(value) <= MAX_VALUE:
+            raise MemoryInputError(f"a fact's value is 1 to {MAX_VALUE} characters, not {len(value)}")
+        if source not in SOURCES:
+            raise MemoryInputError(f"a fact's source is one of {', '.join(SOURCES)}, not {source!r}")
+        recorded = _utc(now or datetime.now(timezone.utc))
+        row = MemoryFact(user_id=checked_user(user), key=normal_key(key), value=value, valid_from=_utc(valid_from or recorded),
+                         recorded_at=recorded, source=source, source_turn=source_turn)
+        with self.session.begin() as session:
+            session.add(row)
+            session.flush()
+            return _fact(row)
+
+    def facts(self, user: str, at: datetime | None = None, known_at: datetime | None = None) -> list[Fact]:
+        """The user's facts, one per key, sorted by key: true ``at`` (default now) as known at ``known_at`` (default now)."""
+        latest: dict[str, Fact] = {}
+        for fact in self._rows(user, None, at, known_at):
+            if fact.key not in latest or _order(fact) > _order(latest[fact.key]):
+                latest[fact.key] = fact
+        return [latest[key] for key in sorted(latest)]
+
+    def history(self, user: str, key: str) -> list[Fact]:
+        """Every row of one key, the current fact first (the rule's order, newest first); future-valid rows included."""
+        return sorted(self._rows(user, normal_key(key), None, None, valid_only=False), key=_order, reverse=True)
+
+    def forget(self, user: str, key: str | None = None) -> int:
+        """Delete every row of ``key`` (None: all of the user's facts); how many rows went."""
+        query = delete(MemoryFact).where(MemoryFact.user_id == checked_user(user))
+        if key is not None:
+            query = query.where(MemoryFact.key == normal_key(key))
+        with self.session.begin() as session:
+            return session.execute(query).rowcount
+
+    def _rows(self, user: str, key: str | None, at: datetime | None, known_at: datetime | None, valid_only: bool = True) -> list[Fact]:
+        now = datetime.now(timezone.utc)
+        query = select(MemoryFact).where(MemoryFact.user_id == checked_user(user), MemoryFact.recorded_at <= _utc(known_at or now))
+        if key is not None:
+            query = query.where(MemoryFact.key == key)
+        if valid_only:
+            query = query.where(MemoryFact.valid_from <= _utc(at or now))
+        with self.session() as session:
+            return [_fact(row) for row in session.scalars(query)]
+
+
+def _order(fact: Fact) -> tuple:
+    return (fact.valid_from, fact.recorded_at, fact.id)
+
+
+def _utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:
+        raise MemoryInputError(f"a time in memory carries its zone (e.g. 2026-05-01T09:00:00+00:00), not {moment.isoformat()}")
+    return moment.astimezone(timezone.utc)
+
+
+def _fact(row: MemoryFact) -> Fact:
+    return Fact(row.user_id, row.key, row.value, _utc(_aware(row.valid_from)), _utc(_aware(row.recorded_at)), row.source, row.source_turn, row.id)
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite hands datetimes back without their zone; molt writes UTC only."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
