@@ -1095,10 +1095,12 @@ def _evolve_progress(number: int):
 
 
 def _kept_edit(expansion: dict) -> str:
-    kept = expansion.get("kept") or ({"kind": "instruction", "text": expansion["instruction"]} if expansion.get("instruction") else None)  # generations before edit kinds
-    if not kept:
+    from molt.evolve.expansion import kept_edit
+
+    kept = kept_edit(expansion)
+    if kept is None:
         return f"none kept ({len(expansion.get('trials', []))} tried)"
-    return f"{kept['kind']}{' of ' + kept['function'] if kept.get('function') else ''}: {kept['text']!r}"
+    return f"{kept.kind}{' of ' + kept.function if kept.function else ''}: {kept.text!r}"
 
 
 def _generation_table(state: dict) -> None:

@@ -2,11 +2,15 @@
 failures are attributed by kind, an HCP edit lands in the target's prompt only."""
 
 import json
+from dataclasses import asdict
 
+from molt.evolve.answering import specialist
 from molt.evolve.discovery import OPERATORS, propose
-from molt.evolve.expansion import EDITS, Edit, proposals
+from molt.evolve.expansion import EDITS, EXAMPLE, Edit, proposals
+from molt.evolve.generation import with_kept_edit
 from molt.evolve.update import _distinct_per_problem
 from molt.families import FAMILIES
+from molt.forge.envs import FamilyDataset
 from molt.hcp import load_hcp
 
 
@@ -28,8 +32,9 @@ def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
             assert "don't call any functions" in rule and request.endswith(source.messages[0]["content"]) and v.case.messages[3:] == source.messages[1:]
         else:  # hidden_preference: the value is said once, earlier, and only referred to in the request
             (call,) = source.check["calls"]
-            value = next(value for name, value in call["arguments"].items() if f"my usual {name.replace('_', ' ')}" in v.case.messages[-1]["content"])
-            assert value in v.case.messages[0]["content"] and value not in v.case.messages[-1]["content"]
+            request = v.case.messages[-1]["content"]
+            value = next(value for name, value in call["arguments"].items() if f"my usual {name.replace('_', ' ')}" in request)
+            assert value in v.case.messages[0]["content"] and value not in request and '"my usual' not in request
     assert propose(bank, 5, 5) == variants  # seeded
 
 
@@ -60,20 +65,41 @@ def test_the_edits_tried_are_instructions_for_the_commonest_failures_then_a_tool
     needed = calls[0].check["calls"][0]
     schema = next(t["function"] for t in calls[0].tools if t["function"]["name"] == needed["name"])
     described = tried[2]
-    assert (described.kind, described.function) == ("tool_description", needed["name"])
-    assert all(param in described.text for param in schema["parameters"]["properties"])  # every parameter, with an example value
+    assert (described.kind, described.function, described.source) == ("tool_description", needed["name"], calls[0].request)
+    for param in schema["parameters"]["properties"]:  # every parameter: required or not, with the reference's value
+        kind = "required" if param in schema["parameters"].get("required", []) else "optional"
+        shown = f", e.g. {json.dumps(needed['arguments'][param])}" if param in needed["arguments"] else ""
+        assert f"{param} ({schema['parameters']['properties'][param].get('type', 'any')}, {kind}{shown})" in described.text
     assert [e.kind for e in proposals(wrong_arguments, max_trials=1)] == ["tool_description"] and proposals([], 3) == []
 
     no_call = [(calls[2], "no call")]
     (instruction, example) = proposals(no_call, max_trials=2)
     call = calls[2].answer["tool_calls"][0]["function"]
-    assert example.kind == "example" and calls[2].request in example.text and call["name"] in example.text and call["arguments"] in example.text
+    assert example.kind == "example" and example.source == calls[2].request and call["name"] in example.text and call["arguments"] in example.text
+
+    # nothing to make an example of (a three-message case): the slot goes to one more instruction
+    results = [c for c in cases if c.check["kind"] == "result"]
+    facts_missing = [(results[0], "facts missing"), (calls[3], "wrong answer")]
+    assert [(e.kind, e.failure) for e in proposals(facts_missing, max_trials=2)] == [("instruction", "facts missing"), ("instruction", "wrong answer")]
+
+
+def test_a_kept_edit_round_trips_through_the_generation_state_old_and_new():
+    hcp = load_hcp()
+    edit = Edit("wrong tool", "tool_description", "Current weather of one city.", "get_weather", source="Weather in Oslo?")
+    state = json.loads(json.dumps({"expansion": {"kept": asdict(edit)}}))
+    assert with_kept_edit(hcp, "agent", state).tools.descriptions == {"get_weather": "Current weather of one city."}
+    old = {"expansion": {"instruction": EDITS["no call"]}}  # written before edits had kinds
+    assert with_kept_edit(hcp, "agent", old).system_prompt("agent").endswith(EDITS["no call"])
+    assert with_kept_edit(hcp, "agent", {"expansion": {"kept": None, "trials": []}}) == hcp
 
 
 def test_an_edit_changes_the_targets_prompt_or_the_tool_descriptions_and_nothing_else():
     hcp = load_hcp()
     changed = Edit("wrong arguments", "instruction", EDITS["wrong arguments"]).applied(hcp, "agent")
     assert changed.system_prompt("agent").endswith(EDITS["wrong arguments"]) and changed.tools == hcp.tools
+    first = Edit("no call", "example", f"{EXAMPLE} Weather in Oslo? Answer: call get_weather").applied(changed, "agent")
+    second = Edit("no call", "example", f"{EXAMPLE} Timer for 5? Answer: call set_timer").applied(first, "agent")
+    assert second.specialist("agent").prompt.splitlines() == [EDITS["wrong arguments"], f"{EXAMPLE} Timer for 5? Answer: call set_timer"]  # one example at a time
     assert [changed.system_prompt(s.label) for s in hcp.specialists if s.label != "agent"] == [hcp.system_prompt(s.label) for s in hcp.specialists if s.label != "agent"]
 
     weather = {"type": "function", "function": {"name": "get_weather", "description": "Weather.", "parameters": {"type": "object", "properties": {}}}}
@@ -91,3 +117,15 @@ def test_passing_answers_are_kept_distinct_and_at_most_n_per_problem():
     rows.append({"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "other"}, {"role": "assistant", "content": "x"}]})
     kept = _distinct_per_problem(rows, 2)
     assert [r["messages"][-1]["content"] for r in kept] == ["x", "y", "x"]
+
+
+def test_the_harness_tool_descriptions_reach_evolves_requests_and_rl_problems():
+    case = next(c for c in FAMILIES["agent"].generate("train", 20, seed=2) if c.tools)
+    name = case.tools[0]["function"]["name"]
+    hcp = Edit("wrong tool", "tool_description", "Described by the harness.", name).applied(load_hcp(), "agent")
+    who = specialist("http://engine/v1", hcp, "agent")
+    assert who.body(case, 0.0)["tools"][0]["function"]["description"] == "Described by the harness."
+    assert case.tools[0]["function"]["description"] != "Described by the harness."  # the case itself is untouched
+    dataset = FamilyDataset("agent", "train", 20, hcp, "agent", renderer=None, seed=2)
+    offered = [t["function"] for c in dataset.cases for t in c.tools or [] if t["function"]["name"] == name]
+    assert offered and all(f["description"] == "Described by the harness." for f in offered)

@@ -2,8 +2,12 @@
 the old value as history, bad input is a 400 that writes nothing, and one user's facts never
 appear in another's listing. Run: pytest tests/proxy/test_memory_api.py"""
 
+import json
+from datetime import datetime, timezone
+
 import httpx
 
+from molt.harness.memory import Fact, facts_note, relevant
 from molt.http_server import ServerThread
 from molt.proxy.server import create_app
 from scripted_engine import ScriptedEngine
@@ -31,3 +35,39 @@ def test_a_user_lists_corrects_and_forgets_their_facts():
         assert api.delete("/memory", params={"user": "ana", "key": "home city"}).json()["deleted"] == 2
         assert api.get("/memory", params={"user": "ana"}).json()["facts"] == []
         assert [f["value"] for f in api.get("/memory", params={"user": "ben"}).json()["facts"]] == ["Oslo"]
+
+
+T = datetime(2026, 5, 1, tzinfo=timezone.utc)
+
+
+def said(text: str) -> dict:
+    return {"role": "assistant", "content": text}
+
+
+def test_a_users_facts_reach_their_own_turns_and_no_one_elses():
+    script = [said("Lisbon it is."), said("s"), said("Hello."), said("s"), said("Hi."), said("s")]
+    engine = ScriptedEngine(script)
+    with engine as engine_url, ServerThread(create_app(hcp(engine_url))) as url:
+        api = httpx.Client(base_url=f"{url}/v1", timeout=30)
+        api.post("/memory", json={"user": "ana", "key": "home city", "value": "Lisbon"})
+        api.post("/memory", json={"user": "ana", "key": "dentist", "value": "Dr. Reis"})
+
+        def ask(**who) -> dict:
+            before = len(engine.requests)
+            api.post("/chat/completions", json={"model": "chat", "messages": [{"role": "user", "content": "Which city is home for me?"}], **who}).raise_for_status()
+            return next(r for r in engine.requests[before:] if r["messages"][-1]["content"] == "Which city is home for me?")
+
+        ana, ben, nobody = ask(user="ana"), ask(user="ben"), ask()
+        notes = [m["content"] for m in ana["messages"] if m["role"] == "system"][1:]
+        assert len(notes) == 1 and "- home city: Lisbon" in notes[0] and "Dr. Reis" in notes[0]
+        assert notes[0].index("home city") < notes[0].index("dentist")  # the fact sharing words with the turn first
+        print(json.dumps(ben["messages"]), json.dumps(nobody["messages"]))
+        assert [m["role"] for m in ben["messages"]] == ["system", "user"] and [m["role"] for m in nobody["messages"]] == ["system", "user"]
+        assert "Lisbon" not in json.dumps(ben) and "Lisbon" not in json.dumps(nobody)
+        assert api.post("/chat/completions", json={"model": "chat", "messages": [{"role": "user", "content": "hi"}], "user": "ana bob"}).status_code == 400
+
+
+def test_only_what_fits_the_budget_goes_in_relevant_facts_first():
+    facts = [Fact("ana", f"pet {i}", f"dog number {i}", T, T, "user", None, i) for i in range(40)] + [Fact("ana", "home city", "Lisbon", T, T, "user", None, 99)]
+    chosen = relevant(facts, "Is it sunny in my home city?", budget_tokens=40, count_tokens=lambda note: len(note.split()))
+    assert chosen[0].key == "home city" and len(facts_note(chosen).split()) <= 40 < len(facts_note(facts).split())

@@ -10,7 +10,7 @@ through the proxy, which picks the specialist itself and honours the client's ``
 and ``temperature``). Scores are the family's (``molt.families``).
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.console import Console
 
@@ -60,10 +60,11 @@ def run(hcp: HCP, config: SpecialistsBenchConfig, console: Console) -> dict:
                 for specialist in trained:
                     cases = FAMILIES[specialist.label].generate(split, config.per_family, config.seed)
                     system = hcp.system_prompt(specialist.label)
+                    direct = [replace(c, tools=hcp.tools.described(c.tools)) for c in cases]  # as the proxy offers them
                     console.print(f"[dim]{specialist.label}: {len(cases)} {split} cases × base, specialist, routed[/]")
                     results[split][specialist.label] = {
-                        "base": scored(specialist.label, cases, answers(engine_url, hcp.model.base, cases, system, config.concurrency)),
-                        "specialist": scored(specialist.label, cases, answers(engine_url, specialist.adapter, cases, system, config.concurrency)),
+                        "base": scored(specialist.label, cases, answers(engine_url, hcp.model.base, direct, system, config.concurrency)),
+                        "specialist": scored(specialist.label, cases, answers(engine_url, specialist.adapter, direct, system, config.concurrency)),
                         "routed": scored(specialist.label, cases, answers(f"{proxy}/v1", "molt", cases, None, config.concurrency)),
                     }
     for split, by_label in results.items():

@@ -37,9 +37,12 @@ class Specialist:
         """Whether ``other`` gets the same requests for ``cases`` (tool descriptions matter only where tools are offered)."""
         return self == other or (replace(self, tools=other.tools) == other and not any(case.tools for case in cases))
 
+    def served(self, case: Case) -> Case:
+        """``case`` with its functions described as this pair's harness offers them."""
+        return replace(case, tools=self.tools.described(case.tools))
+
     def body(self, case: Case, temperature: float) -> dict:
-        body = request_body(self.model, case, self.system) | {"temperature": temperature}
-        return {**body, "tools": self.tools.described(body["tools"])} if "tools" in body else body
+        return request_body(self.model, self.served(case), self.system) | {"temperature": temperature}
 
 
 @contextlib.contextmanager

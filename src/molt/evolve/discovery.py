@@ -86,8 +86,8 @@ def lifted_constraint(case: Case, bank: list[Case], rng: random.Random) -> Case 
                                    {**first, "content": f"{go}{first['content']}"}, *case.messages[1:]])
 
 
-FREE_TEXT = {"text", "title", "message", "query", "body", "content", "note"}
-"""Arguments that are what the user says, not a standing preference."""
+FREE_TEXT = {"text", "title", "message", "query", "body", "content", "note", "subject", "item", "label", "name", "to"}
+"""Arguments that are what the user says this time (or a person named), not a standing preference."""
 
 
 def hidden_preference(case: Case, bank: list[Case], rng: random.Random) -> Case | None:
@@ -96,15 +96,19 @@ def hidden_preference(case: Case, bank: list[Case], rng: random.Random) -> Case 
     if len(calls) != 1 or len(case.messages) != 1 or not isinstance(first["content"], str):
         return None
     said = sorted(name for name, value in calls[0]["arguments"].items()
-                  if name not in FREE_TEXT and isinstance(value, str) and len(value) >= 3 and first["content"].count(value) == 1)
+                  if name not in FREE_TEXT and isinstance(value, str) and len(value) >= 3 and first["content"].count(value) == 1
+                  and f'"{value}"' not in first["content"])  # a quoted value is the user's words, not a preference
     if not said:
         return None
     name = rng.choice(said)
     value, words = calls[0]["arguments"][name], name.replace("_", " ")
+    request = re.sub(rf"(?<!\w)(?:the |a |an )?{re.escape(value)}", f"my usual {words}", first["content"], count=1)
+    if value in request:
+        return None
     return replace(case, messages=[
         {"role": "user", "content": f"For future requests: my usual {words} is {value}."},
         {"role": "assistant", "content": f"Noted: your usual {words} is {value}."},
-        {**first, "content": re.sub(rf"\b(?:the |a |an )?{re.escape(value)}", f"my usual {words}", first["content"], count=1)},
+        {**first, "content": request},
     ])
 
 

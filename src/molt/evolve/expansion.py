@@ -52,13 +52,20 @@ class Edit:
     text: str
     function: str | None = None
     """The function a ``tool_description`` describes."""
+    source: str | None = None
+    """The request of the bank case an example or a description was made from: it does not
+    count as fixed (the edit holds its answer)."""
 
     def applied(self, hcp: HCP, label: str) -> HCP:
-        """``hcp`` with this edit: in ``label``'s own prompt, or in ``[tools] descriptions``."""
+        """``hcp`` with this edit: in ``label``'s own prompt (a worked example replaces an
+        earlier one, so examples do not pile up across generations), or in ``[tools] descriptions``."""
         if self.kind == "tool_description":
             tools = hcp.tools.model_copy(update={"descriptions": {**hcp.tools.descriptions, self.function: self.text}})
             return hcp.model_copy(update={"tools": tools})
-        specialists = [s.model_copy(update={"prompt": f"{s.prompt}\n{self.text}".strip()}) if s.label == label else s for s in hcp.specialists]
+        def prompt(old: str) -> str:
+            kept = [line for line in old.splitlines() if not (self.kind == "example" and line.startswith(EXAMPLE))]
+            return "\n".join([*kept, self.text]).strip()
+        specialists = [s.model_copy(update={"prompt": prompt(s.prompt)}) if s.label == label else s for s in hcp.specialists]
         return hcp.model_copy(update={"specialists": specialists})
 
     def present_in(self, hcp: HCP, label: str) -> bool:
@@ -96,11 +103,11 @@ def expand(who: Specialist, hcp: HCP, label: str, bank: list[Case], search: list
     bank_score = 1 - len(failing) / len(bank) if bank else 0.0
     search_before = _mean(who, search, on_case)
     trials: list[Trial] = []
-    slice_cases = [case for case, _ in failing]
     for edit in proposals(attributed, max_trials):
         if edit.present_in(hcp, label):
             continue
         trying = who.under(edit.applied(hcp, label), label)
+        slice_cases = [case for case, _ in failing if case.request != edit.source]
         fixed = sum(score(c, a) == 1.0 for c, a in zip(slice_cases, greedy(trying, slice_cases, on_case)))
         trials.append(Trial(edit, fixed, _mean(trying, search, on_case), False))
     best = max((t for t in trials if t.fixed > 0 and t.search > search_before), key=lambda t: (t.search, t.fixed), default=None)
@@ -110,18 +117,20 @@ def expand(who: Specialist, hcp: HCP, label: str, bank: list[Case], search: list
 
 def proposals(attributed: list[tuple[Case, str]], max_trials: int) -> list[Edit]:
     """The edits to try, at most ``max_trials``, from failing cases and their kinds: the
-    instruction for each of the most frequent kinds; then, in the last slot, a tool description
-    when the most frequent kind is a wrong tool or wrong arguments, else a worked example of it."""
+    instruction for each of the most frequent kinds; in the last slot, for the most frequent kind,
+    a tool description (a wrong tool or wrong arguments) or else a worked example, when one can be
+    made (otherwise that slot is one more instruction)."""
     ranked = [kind for kind, _ in Counter(kind for _, kind in attributed).most_common()]
-    if not ranked or max_trials < 1:
-        return []
-    found = [Edit(kind, "instruction", EDITS[kind]) for kind in ranked if kind in EDITS][:max_trials - 1]
-    make = tool_description if ranked[0] in TOOL_FAILURES else worked_example
-    last = next((edit for case, kind in attributed if kind == ranked[0] and (edit := make(case, kind))), None)
-    return [*found, last] if last else found
+    instructions = [Edit(kind, "instruction", EDITS[kind]) for kind in ranked if kind in EDITS]
+    makers = (tool_description, worked_example) if ranked and ranked[0] in TOOL_FAILURES else (worked_example,)
+    last = next((edit for make in makers for case, kind in attributed if ranked and kind == ranked[0] and (edit := make(case, kind))), None)
+    if last is None or max_trials < 1:
+        return instructions[:max(max_trials, 0)]
+    return [*instructions[:max_trials - 1], last]
 
 
 TOOL_FAILURES = ("wrong tool", "wrong arguments")
+EXAMPLE = "Example. Request:"
 
 
 def worked_example(case: Case, failure: str, limit: int = 400) -> Edit | None:
@@ -130,8 +139,8 @@ def worked_example(case: Case, failure: str, limit: int = 400) -> Edit | None:
         return None
     calls = case.answer.get("tool_calls") or []
     answer = " ".join(f"call {c['function']['name']} with {c['function']['arguments']}" for c in calls) or (case.answer.get("content") or "")
-    text = f"Example. Request: {case.request} Answer: {answer}"
-    return Edit(failure, "example", text) if answer and len(text) <= limit else None
+    text = f"{EXAMPLE} {case.request} Answer: {answer}"
+    return Edit(failure, "example", text, source=case.request) if answer and len(text) <= limit else None
 
 
 def tool_description(case: Case, failure: str) -> Edit | None:
@@ -141,18 +150,26 @@ def tool_description(case: Case, failure: str) -> Edit | None:
     if not calls:
         return None
     name, used = calls[0]["name"], calls[0]["arguments"]
-    schema = next((t["function"] for t in case.tools or [] if t["function"]["name"] == name), None)
+    schema = next((f for t in case.tools or [] if (f := t.get("function") or {}).get("name") == name), None)
     if schema is None:
         return None
-    parameters = schema.get("parameters", {})
-    required = set(parameters.get("required", []))
+    parameters = schema.get("parameters") or {}
+    required = set(parameters.get("required") or [])
     described = []
-    for param, spec in parameters.get("properties", {}).items():
+    for param, spec in (parameters.get("properties") or {}).items():
         example = f", e.g. {json.dumps(used[param])}" if param in used else ""
         described.append(f"{param} ({spec.get('type', 'any')}, {'required' if param in required else 'optional'}{example})")
     what = (schema.get("description") or name.replace("_", " ")).rstrip(".")
     text = f"{what}. Call it only for exactly that. Arguments: {'; '.join(described) or 'none'}. Copy values as the user wrote them."
-    return Edit(failure, "tool_description", text, name)
+    return Edit(failure, "tool_description", text, name, source=case.request)
+
+
+def kept_edit(expansion: dict) -> Edit | None:
+    """The edit an expansion phase kept, from its ``state.json`` entry (older generations stored
+    only an instruction's text)."""
+    if expansion.get("kept"):
+        return Edit(**expansion["kept"])
+    return Edit("", "instruction", expansion["instruction"]) if expansion.get("instruction") else None
 
 
 def _mean(who: Specialist, cases: list[Case], on_case: Callable[[], None]) -> float:

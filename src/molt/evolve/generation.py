@@ -20,7 +20,7 @@ from molt.evolve.contract import Contract
 from molt.evolve.discovery import discover
 from molt.evolve.evaluate import Progress as EvalProgress
 from molt.evolve.evaluate import evaluate_pairs
-from molt.evolve.expansion import Edit, expand
+from molt.evolve.expansion import expand, kept_edit
 from molt.evolve.gate import PairScores, judge
 from molt.evolve.update import collect, write_rows
 from molt.experience.log import export
@@ -36,6 +36,8 @@ from molt.registry.pairs import PRODUCTION, by_revision, pair_hcp, register_pair
 from molt.train.sft import SFTConfig, train_or_resume
 
 ACTOR = "molt evolve"
+RL_ENVS = {"agent": "tool_calls", "coding": "unit_tests", "genui": "surfaces"}
+"""The RL environment (``molt.forge.envs``) of each target the ``rl`` update can train."""
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class EvolveConfig:
     per_problem: int = 2
     """Distinct passing answers kept per problem."""
     max_trials: int = 3
-    """HCP edits tried (one per failure kind, most frequent first)."""
+    """HCP edits tried: instructions for the most frequent failure kinds, and a worked example or a tool description."""
     update: str = "rl"
     """``rl``: ``molt rl`` (GRPO) on the target's environment from the served revision (the update
     that moved held-out scores); ``sft``: fine-tune on the collected dataset."""
@@ -101,8 +103,8 @@ def save_state(folder: Path, state: dict) -> None:
 
 def with_kept_edit(incumbent: HCP, target: str, phases: dict) -> HCP:
     """The candidate's harness: the incumbent's, with the edit expansion kept (if any)."""
-    kept = phases["expansion"]["kept"]
-    return Edit(**kept).applied(incumbent, target) if kept else incumbent
+    kept = kept_edit(phases["expansion"])
+    return kept.applied(incumbent, target) if kept else incumbent
 
 
 def run_generation(registry: Registry, contract: Contract, config: EvolveConfig, number: int, report: Reporter = Reporter(), service: ServiceClient | None = None) -> dict:
@@ -110,6 +112,8 @@ def run_generation(registry: Registry, contract: Contract, config: EvolveConfig,
     target = config.target
     if target not in FAMILIES:
         raise ValueError(f"no problem bank for {target!r}; molt evolves {', '.join(FAMILIES)}")
+    if config.update == "rl" and target not in RL_ENVS:
+        raise ValueError(f"no RL environment for {target!r} (molt has them for {', '.join(RL_ENVS)}): use --update sft")
     contract.suite(target)
     production = registry.resolve_alias(PRODUCTION)
     if production is None:
@@ -195,9 +199,6 @@ def train_candidate(registry: Registry, harness: HCP, state: dict, folder: Path,
     result = train_or_resume(sft, service or ServiceClient(dtype="auto"), on_start=started, on_step=lambda r: report.advance())
     adapter = register_sft(registry, sft, result, source=f"molt evolve generation {number}", data_parents={"made_by": state["incumbent"]})
     return _candidate(registry, harness, members, adapter, target, {"steps": result.steps, "eval_loss_before": result.eval_loss_before, "eval_loss_after": result.eval_loss_after})
-
-
-RL_ENVS = {"agent": "tool_calls", "coding": "unit_tests", "genui": "surfaces"}
 
 
 def rl_candidate(registry: Registry, harness: HCP, state: dict, folder: Path, config: EvolveConfig, report: Reporter, service: ServiceClient | None) -> dict:

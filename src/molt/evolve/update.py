@@ -46,9 +46,9 @@ def collect(
     for case, answers in zip(problems, sampled(who, problems, k, temperature, on_case)):
         passing = [a for a in answers if score(case, a) == 1.0]
         solved += bool(passing)
-        rows += [replace(case, answer=answer_fields(answer)).training_row(who.system) for answer in passing]
+        rows += [replace(who.served(case), answer=answer_fields(answer)).training_row(who.system) for answer in passing]
     rows = _distinct_per_problem(rows, per_problem)
-    rows += [case.training_row(who.system) for case in references]
+    rows += [who.served(case).training_row(who.system) for case in references]
     heldout = HeldOut(contract)
     overlapping = {o.row for o in heldout.overlaps(rated)}
     rows += [row for i, row in enumerate(rated) if i not in overlapping]

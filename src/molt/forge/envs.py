@@ -15,7 +15,7 @@ import json
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from molt.families import FAMILIES
 from molt.families.base import Case, Family, Split
@@ -117,7 +117,8 @@ class FamilyDataset(ProblemDataset):
 
     def __init__(self, family: str, split: Split, size: int, hcp: HCP, label: str, renderer: Renderer, seed: int = 0):
         self.family = FAMILIES[family]
-        self.cases = self.family.generate(split, size, seed=seed)
+        # functions described as the harness offers them ([tools] descriptions), like the prompt
+        self.cases = [replace(case, tools=hcp.tools.described(case.tools)) for case in self.family.generate(split, size, seed=seed)]
         self.system, self.label, self.renderer = hcp.system_prompt(label), label, renderer
 
     def problems(self) -> list[EnvGroupBuilder]:

@@ -13,9 +13,14 @@ The other rows are the fact's history. Asking "as known at" a past time ignores 
 after it, so a decision can be replayed with what molt knew then. Forgetting deletes every row of
 a key (or of a user): the user asked for it to be gone, history included. Every read and write
 names one user, and no query spans users.
+
+Before a turn of a request that names its ``user``, the proxy puts that user's relevant facts
+(``relevant``: shared words first, then the newest, within the HCP's ``[memory] budget_tokens``)
+into the answering specialist's view as one system message (``facts_note``).
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -123,6 +128,28 @@ class Memory:
             query = query.where(MemoryFact.valid_from <= _utc(at or now))
         with self.session() as session:
             return [_fact(row) for row in session.scalars(query)]
+
+
+def relevant(facts: list[Fact], text: str, budget_tokens: int, count_tokens: Callable[[str], int]) -> list[Fact]:
+    """The facts to put before a turn: those sharing words with ``text`` first (more shared words
+    first), then the most recently recorded, as many as fit ``budget_tokens`` in ``facts_note``."""
+    words = _words(text)
+    ranked = sorted(facts, key=lambda f: (len(words & _words(f"{f.key} {f.value}")), f.recorded_at, f.id), reverse=True)
+    chosen: list[Fact] = []
+    for fact in ranked:
+        if count_tokens(facts_note([*chosen, fact])) > budget_tokens:
+            break
+        chosen.append(fact)
+    return chosen
+
+
+def facts_note(facts: list[Fact]) -> str:
+    """How remembered facts reach the answering specialist: one system message."""
+    return "What you know about this user (from earlier conversations):\n" + "\n".join(f"- {f.key}: {f.value}" for f in facts)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
 
 
 def _order(fact: Fact) -> tuple:

@@ -165,7 +165,7 @@ class Tools(Table):
         if not tools or not self.descriptions:
             return tools
         return [{**t, "function": {**t["function"], "description": self.descriptions[t["function"]["name"]]}}
-                if t.get("function", {}).get("name") in self.descriptions else t for t in tools]
+                if (t.get("function") or {}).get("name") in self.descriptions else t for t in tools]
 
     @model_validator(mode="after")
     def _compensations_known(self) -> "Tools":
@@ -250,6 +250,15 @@ class Learning(Table):
     """The external contract's file; unset: molt's default contract."""
 
 
+class UserMemory(Table):
+    """Per-user memory (``molt.harness.memory``): a request that names its ``user`` gets that
+    user's relevant facts in the answering specialist's view."""
+
+    enabled: bool = True
+    budget_tokens: int = Field(96, ge=16)
+    """Prompt tokens the facts may take in one view."""
+
+
 class UI(Table):
     """Generative UI: the protocol and catalog genui surfaces use, and how hard the proxy tries to
     make a surface valid before showing it."""
@@ -290,6 +299,7 @@ class HCPv1(Table):
     actions: Actions = Actions()
     experience: Experience = Experience()
     learning: Learning = Learning()
+    memory: UserMemory = UserMemory()
     ui: UI = UI()
 
     @model_validator(mode="after")

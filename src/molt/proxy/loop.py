@@ -43,6 +43,7 @@ from pathlib import Path
 import httpx
 
 from molt.harness.actions import REPL, ActionHarness
+from molt.harness.memory import Fact, facts_note, relevant
 from molt.hcp import HCP
 from molt.hcp.v1 import Generation
 from molt.proxy.metrics import ProxyMetrics
@@ -181,8 +182,20 @@ class TurnLoop:
     def model_for(self, label: str) -> str:
         return self.hcp.specialist(label).adapter or self.hcp.model.base
 
-    def system(self, system: tuple[Message, ...], label: str) -> list[Message]:
-        return [{"role": "system", "content": self.hcp.system_prompt(label)}, *system]
+    def system(self, system: tuple[Message, ...], label: str, note: str | None = None) -> list[Message]:
+        """The specialist's prompt, the user's remembered facts (``note``), the client's system messages."""
+        remembered = [{"role": "system", "content": note}] if note else []
+        return [{"role": "system", "content": self.hcp.system_prompt(label)}, *remembered, *system]
+
+    def memory_note(self, remembered: list[Fact], user: Message) -> str | None:
+        """The facts relevant to this turn within ``[memory] budget_tokens``, as one note (None: none)."""
+        if not remembered:
+            return None
+        def size(note: str) -> int:
+            return self.tokens([{"role": "system", "content": note}])
+
+        chosen = relevant(list(remembered), text_of(user), self.hcp.memory.budget_tokens, size)
+        return facts_note(chosen) if chosen else None
 
     async def run(
         self, conversation: Conversation, current: list[Message], tools: list[dict] | None = None, label: str | None = None, sampling: Sampling = Sampling()
@@ -192,9 +205,11 @@ class TurnLoop:
         return self.finish(plan, await self.answer(plan))
 
     async def plan(
-        self, conversation: Conversation, current: list[Message], label: str | None = None, tools: list[dict] | None = None, sampling: Sampling = Sampling()
+        self, conversation: Conversation, current: list[Message], label: str | None = None, tools: list[dict] | None = None, sampling: Sampling = Sampling(),
+        remembered: list[Fact] = (),
     ) -> "Plan":
-        """Route and build the view: everything before the answer (so a stream can announce the specialist)."""
+        """Route and build the view: everything before the answer (so a stream can announce the
+        specialist). ``remembered``: the user's facts; the relevant ones join the view."""
         started, timings = time.perf_counter(), {}
         pending = conversation.pending
         if pending is not None:
@@ -227,7 +242,7 @@ class TurnLoop:
             allowed = [*(allowed or []), *self.harness.tools(mode)] or None
             session = await asyncio.to_thread(self.harness.session_for, conversation.session, len(conversation.turns)) if mode else session
         max_tokens = sampling.engine_fields(self.hcp.generation)["max_tokens"]
-        view = await self.fitted(self.system(conversation.system, decision.label), turns, decision.label, [user, *earlier], allowed, max_tokens)
+        view = await self.fitted(self.system(conversation.system, decision.label, self.memory_note(remembered, user)), turns, decision.label, [user, *earlier], allowed, max_tokens)
         return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings, mode=mode, session=session, loop=self)
 
     async def route(self, request: RouteRequest) -> RouteDecision:

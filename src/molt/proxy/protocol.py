@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from molt.harness.memory import USER_ID
 from molt.models.chat_shapes import Messages, Tools
 from molt.proxy.loop import Sampling
 from molt.proxy.responses_api import FlatTools, InputItems
@@ -23,6 +24,8 @@ class TurnRequest(BaseModel):
     temperature: float | None = Field(None, ge=0, le=2)
     top_p: float | None = Field(None, gt=0, le=1)
     stream: bool = False
+    user: str | None = Field(None, pattern=USER_ID.pattern)
+    """The end user (OpenAI's field): names whose memory the turn reads (``[memory]``)."""
 
 
 class ChatRequest(TurnRequest):

@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from molt.harness.memory import Fact
 from molt.hcp import HCP
 from molt.http_api import error_body
 from molt.proxy.limits import Admission, Limits, Overloaded
@@ -173,7 +174,7 @@ class ProxyService:
             conversation = adopt(system, history, loop.hcp.router.default_label, self.surface_label) if history else Conversation(tuple(system))
             if conversation.pending is not None:
                 conversation = await loop.route_pending(conversation, label, body.tools)
-        return await loop.plan(conversation, current, label, body.tools, body.sampling)
+        return await loop.plan(conversation, current, label, body.tools, body.sampling, await self.remembered(body.user))
 
     async def chat_lines(self, plan: Plan, body: ChatRequest) -> AsyncIterator[str]:
         """The engine's chunks under the proxy's id and model; the turn is stored only after the
@@ -221,7 +222,13 @@ class ProxyService:
         conversation = await self.snapshots.get(body.previous_response_id) if body.previous_response_id else Conversation(system)
         if conversation is None:
             raise TurnError(404, f"no response {body.previous_response_id!r} (never made here, or past the HCP's retention)", "NotFoundError", "previous_response_id")
-        return await self.loop.plan(conversation, input_messages(body.input), label, chat_tools(body.tools), body.sampling)
+        return await self.loop.plan(conversation, input_messages(body.input), label, chat_tools(body.tools), body.sampling, await self.remembered(body.user))
+
+    async def remembered(self, user: str | None) -> list[Fact]:
+        """What memory holds about the request's user (none when it names none, or memory is off)."""
+        if user is None or not self.loop.hcp.memory.enabled:
+            return []
+        return await asyncio.to_thread(self.state.memory.facts, user)
 
     def response_head(self, body: ResponsesRequest, decision: RouteDecision) -> dict:
         return {
