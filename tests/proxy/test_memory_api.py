@@ -10,12 +10,13 @@ import httpx
 from molt.harness.memory import Fact, facts_note, relevant
 from molt.http_server import ServerThread
 from molt.proxy.server import create_app
+from molt.registry.database import scratch_database
 from scripted_engine import ScriptedEngine
 from scripted_stack import hcp
 
 
 def test_a_user_lists_corrects_and_forgets_their_facts():
-    with ScriptedEngine([]) as engine_url, ServerThread(create_app(hcp(engine_url))) as url:
+    with ScriptedEngine([]) as engine_url, scratch_database() as db, ServerThread(create_app(hcp(engine_url), db=db)) as url:
         api = httpx.Client(base_url=f"{url}/v1")
         told = api.post("/memory", json={"user": "ana", "key": "Home City", "value": "Porto", "valid_from": "2026-01-01T00:00:00+00:00"})
         assert told.status_code == 200 and told.json()["fact"]["key"] == "home city" and told.json()["fact"]["source"] == "user"
@@ -47,7 +48,7 @@ def said(text: str) -> dict:
 def test_a_users_facts_reach_their_own_turns_and_no_one_elses():
     script = [said("Lisbon it is."), said("s"), said("Hello."), said("s"), said("Hi."), said("s")]
     engine = ScriptedEngine(script)
-    with engine as engine_url, ServerThread(create_app(hcp(engine_url))) as url:
+    with engine as engine_url, scratch_database() as db, ServerThread(create_app(hcp(engine_url), db=db)) as url:
         api = httpx.Client(base_url=f"{url}/v1", timeout=30)
         api.post("/memory", json={"user": "ana", "key": "home city", "value": "Lisbon"})
         api.post("/memory", json={"user": "ana", "key": "dentist", "value": "Dr. Reis"})
@@ -61,8 +62,7 @@ def test_a_users_facts_reach_their_own_turns_and_no_one_elses():
         notes = [m["content"] for m in ana["messages"] if m["role"] == "system"][1:]
         assert len(notes) == 1 and "- home city: Lisbon" in notes[0] and "Dr. Reis" in notes[0]
         assert notes[0].index("home city") < notes[0].index("dentist")  # the fact sharing words with the turn first
-        print(json.dumps(ben["messages"]), json.dumps(nobody["messages"]))
-        assert [m["role"] for m in ben["messages"]] == ["system", "user"] and [m["role"] for m in nobody["messages"]] == ["system", "user"]
+        assert [m["role"] for m in ben["messages"]] == ["system", "user"], json.dumps(engine.requests, indent=0) and [m["role"] for m in nobody["messages"]] == ["system", "user"]
         assert "Lisbon" not in json.dumps(ben) and "Lisbon" not in json.dumps(nobody)
         assert api.post("/chat/completions", json={"model": "chat", "messages": [{"role": "user", "content": "hi"}], "user": "ana bob"}).status_code == 400
 
