@@ -1106,12 +1106,13 @@ def _kept_edit(expansion: dict) -> str:
 def _generation_table(state: dict) -> None:
     phases = state["phases"]
     found, expansion, collected, update, gate = (phases.get(p, {}) for p in ("discovery", "expansion", "collected", "update", "gate"))
+    dataset = (f"dataset {collected['rows']} rows ({collected.get('solved_problems')}/{collected.get('problems')} problems solved by a sample, "
+               f"{collected.get('references')} variant references, {collected.get('rated')} rated turns); ") if "rows" in collected else ""
     console.print(
         f"[bold]generation {state['generation']}[/] ({state['target']}, incumbent {state['incumbent']}): "
         f"discovery kept {found.get('kept')}/{found.get('proposed')} variants {found.get('by_operator')}; "
         f"bank score {expansion.get('bank_score', 0):.2f}, failures {expansion.get('failures')}; "
-        f"HCP edit: {_kept_edit(expansion)}; "
-        f"dataset {collected.get('rows')} rows ({collected.get('solved_problems')}/{collected.get('problems')} problems solved by a sample, {collected.get('references')} variant references, {collected.get('rated')} rated turns); "
+        f"HCP edit: {_kept_edit(expansion)}; {dataset}"
         f"{state['config'].get('update', 'sft').upper()} {update.get('steps')} steps → {update.get('adapter')}, candidate {update.get('pair')}"
     )
     table = Table("check", "incumbent", "candidate", "Δ", "interval of Δ", "passes when", "", title=f"gate of generation {state['generation']}: {gate.get('reason')}")
