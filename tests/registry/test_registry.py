@@ -13,6 +13,7 @@ import pytest
 
 from molt.lora.synthetic import write_random_adapter
 from molt.registry import Registry, RegistryError
+from molt.registry.lineage import describe
 from molt.registry.registry import CRASH_ENV
 from molt.registry.store import ContentStore
 
@@ -56,11 +57,12 @@ def test_records_name_their_parents_and_the_same_content_is_the_same_record(regi
 
     # ...unless a job names the weights it made: a finished run recorded again (resumed) is one job
     jobs = len(registry.records("job"))
-    trained = registry.add_trained_adapter(adapter_folders[2], "next", "rl", {"steps": 2}, {"reward": [0.1]}, {"base": base.id}, started_from=adapter.id)
-    resumed = registry.add_trained_adapter(adapter_folders[2], "next", "rl", {"steps": 2}, {"reward": [0.1, 0.2]}, {"base": base.id}, started_from=adapter.id)
+    trained = registry.add_trained_adapter(adapter_folders[2], "next", "rl", {"steps": 2}, {"steps": 2, "reward": [0.1]}, {"base": base.id}, started_from=adapter.id)
+    resumed = registry.add_trained_adapter(adapter_folders[2], "next", "rl", {"steps": 2}, {"steps": 2, "reward": [0.1, 0.2]}, {"base": base.id}, started_from=adapter.id)
     assert resumed == trained and len(registry.records("job")) == jobs + 1
     made_it = registry.get(trained.parents["trained_by"])
-    assert trained.parents["started_from"] == adapter.id and made_it.parents == {"base": base.id} and made_it.attributes["metrics"] == {"reward": [0.1]}
+    assert trained.parents["started_from"] == adapter.id and made_it.parents == {"base": base.id} and made_it.attributes["metrics"] == {"steps": 2, "reward": [0.1]}
+    assert describe(made_it).endswith("(rl, 2 steps)") and describe(job).endswith("(sft, 2 steps)")  # RL records steps, SFT one loss per step
 
     hcp = registry.add_hcp('name = "default"\n', "default")
     pair = registry.add_pair("default", base.id, hcp.id, None, {"chat": adapter.id})

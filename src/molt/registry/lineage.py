@@ -20,12 +20,17 @@ def describe(entry: Entry) -> str:
     detail = {
         "adapter": lambda: f"rank {a.get('rank')}, {a.get('revision')}",
         "dataset": lambda: f"{a.get('rows')} rows from {a.get('source')}",
-        "job": lambda: f"{a.get('recipe')}, {_count(len(a.get('metrics', {}).get('losses', [])), 'step')}",
+        "job": lambda: f"{a.get('recipe')}, {_count(_steps(a.get('metrics') or {}), 'step')}",
         "router": lambda: a.get("folder", ""),
         "evaluation": lambda: f"{a.get('verdict')}",
         "base": lambda: a.get("source", ""),
     }.get(entry.kind, lambda: "")()
     return f"{entry.kind} {entry.id} '{entry.name}'" + (f" ({detail})" if detail else "")
+
+
+def _steps(metrics: dict) -> int:
+    """A job's steps: recorded (SFT and RL both), else one loss per step (older SFT records)."""
+    return int(metrics.get("steps", len(metrics.get("losses", []))))
 
 
 def _count(n: int, noun: str) -> str:
