@@ -128,12 +128,16 @@ class Registry:
     def add_trained_adapter(self, folder: Path, name: str, recipe: str, hyperparameters: dict, metrics: dict, parents: dict[str, str], started_from: str | None = None) -> Entry:
         """The adapter revision in ``folder`` and the job that trained it (``parents``: the job's
         base and data); its ``trained_by`` and ``started_from`` edges."""
-        job = self.add_job(name, recipe, hyperparameters, metrics, parents, made=self.store.put(folder, ADAPTER_FILES))
-        return self.add_adapter(folder, name, {"base": parents["base"], "trained_by": job.id} | ({"started_from": started_from} if started_from else {}))
+        weights = self.store.put(folder, ADAPTER_FILES)
+        job = self.add_job(name, recipe, hyperparameters, metrics, parents, made=weights)
+        return self._stored_adapter(folder, name, {"base": parents["base"], "trained_by": job.id} | ({"started_from": started_from} if started_from else {}), weights)
 
     def add_adapter(self, folder: Path, name: str, parents: dict[str, str] | None = None) -> Entry:
         """A PEFT adapter folder: its two files go into the store; served as ``store/<hash>``."""
-        content_hash = self.store.put(folder, ADAPTER_FILES)
+        return self._stored_adapter(folder, name, parents, self.store.put(folder, ADAPTER_FILES))
+
+    def _stored_adapter(self, folder: Path, name: str, parents: dict[str, str] | None, content_hash: str) -> Entry:
+        """The record of an adapter whose files are already in the store under ``content_hash``."""
         config = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
         target = config.get("target_modules")
         attributes = {
