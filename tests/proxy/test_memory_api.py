@@ -1,8 +1,10 @@
 """``/v1/memory``: a user lists, corrects and deletes their facts over HTTP; a correction keeps
 the old value as history, bad input is a 400 that writes nothing, and one user's facts never
-appear in another's listing. Run: pytest tests/proxy/test_memory_api.py"""
+appear in another's listing. What a user says about themselves in a turn is remembered after it.
+Run: pytest tests/proxy/test_memory_api.py"""
 
 import json
+import time
 from datetime import datetime, timezone
 
 import httpx
@@ -46,7 +48,7 @@ def said(text: str) -> dict:
 
 
 def test_a_users_facts_reach_their_own_turns_and_no_one_elses():
-    script = [said("Lisbon it is."), said("s"), said("Hello."), said("s"), said("Hi."), said("s")]
+    script = [said("Lisbon it is."), said("s"), said("none"), said("Hello."), said("s"), said("none"), said("Hi."), said("s")]
     engine = ScriptedEngine(script)
     with engine as engine_url, scratch_database() as db, ServerThread(create_app(hcp(engine_url), db=db)) as url:
         api = httpx.Client(base_url=f"{url}/v1", timeout=30)
@@ -71,3 +73,32 @@ def test_only_what_fits_the_budget_goes_in_relevant_facts_first():
     facts = [Fact("ana", f"pet {i}", f"dog number {i}", T, T, "user", None, i) for i in range(40)] + [Fact("ana", "home city", "Lisbon", T, T, "user", None, 99)]
     chosen = relevant(facts, "Is it sunny in my home city?", budget_tokens=40, count_tokens=lambda note: len(note.split()))
     assert chosen[0].key == "home city" and len(facts_note(chosen).split()) <= 40 < len(facts_note(facts).split())
+
+
+def facts_of(api: httpx.Client, user: str, count: int) -> list[dict]:
+    """The user's facts once the background extraction has written ``count`` of them."""
+    deadline = time.monotonic() + 20
+    while len(facts := api.get("/memory", params={"user": user}).json()["facts"]) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return facts
+
+
+def test_what_a_user_says_about_themselves_is_remembered_after_the_turn():
+    extraction = "dentist: Dr. Okafor\nfavourite colour: green\nnone"  # green was never said: dropped
+    engine = ScriptedEngine([said("Noted."), said("s"), said(extraction), said("Fine."), said("s"), said("none")])
+    with engine as engine_url, scratch_database() as db, ServerThread(create_app(hcp(engine_url), db=db)) as url:
+        api = httpx.Client(base_url=f"{url}/v1", timeout=30)
+        first = api.post("/chat/completions", json={"model": "chat", "user": "ana", "messages": [{"role": "user", "content": "My gift budget is 50. I see Dr. Okafor for my teeth."}]})
+        facts = facts_of(api, "ana", 2)
+        assert {(f["key"], f["value"]) for f in facts} == {("gift budget", "50"), ("dentist", "Dr. Okafor")}
+        assert {f["source"] for f in facts} == {"conversation"} and {f["source_turn"] for f in facts} == {first.headers["x-molt-turn-id"]}
+        hop = engine.requests[2]
+        assert hop["temperature"] == 0 and hop["messages"][1] == {"role": "user", "content": "My gift budget is 50. I see Dr. Okafor for my teeth."}
+        assert hop["messages"][0]["content"].startswith("List the facts the user states about themselves")
+
+        api.post("/chat/completions", json={"model": "chat", "user": "ana", "messages": [{"role": "user", "content": "Actually my gift budget is now 80"}]})
+        deadline = time.monotonic() + 20
+        while len(api.get("/memory", params={"user": "ana", "key": "gift budget"}).json()["history"]) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [f["value"] for f in api.get("/memory", params={"user": "ana", "key": "gift budget"}).json()["history"]] == ["80", "50"]
+        assert api.get("/memory", params={"user": "ben"}).json()["facts"] == []

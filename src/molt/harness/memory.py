@@ -15,8 +15,14 @@ a key (or of a user): the user asked for it to be gone, history included. Every 
 names one user, and no query spans users.
 
 Before a turn of a request that names its ``user``, the proxy puts that user's relevant facts
-(``relevant``: shared words first, then the newest, within the HCP's ``[memory] budget_tokens``)
-into the answering specialist's view as one system message (``facts_note``).
+(``relevant``: shared words and the base's hidden-state cosine, then the newest, within the HCP's
+``[memory] budget_tokens``) into the answering specialist's view as one system message
+(``facts_note``).
+
+After the turn, off the critical path (it follows the turn's summary), the proxy writes what the
+user said about themselves: the ``my X is Y`` statements (``stated_facts``) and the extraction
+hop's ``key: value`` lines (``extracted_facts``), each with the turn as its source. A value that
+is not in the user's own words never reaches memory.
 """
 
 import re
@@ -130,11 +136,19 @@ class Memory:
             return [_fact(row) for row in session.scalars(query)]
 
 
-def relevant(facts: list[Fact], text: str, budget_tokens: int, count_tokens: Callable[[str], int]) -> list[Fact]:
-    """The facts to put before a turn: those sharing words with ``text`` first (more shared words
-    first), then the most recently recorded, as many as fit ``budget_tokens`` in ``facts_note``."""
+Similarity = Callable[[str, list[str]], list[float]]
+"""Cosines in [-1, 1] between a turn's text and each fact's text (``memory_search.HiddenStateSimilarity``)."""
+
+
+def relevant(facts: list[Fact], text: str, budget_tokens: int, count_tokens: Callable[[str], int], similarity: Similarity | None = None) -> list[Fact]:
+    """The facts to put before a turn, as many as fit ``budget_tokens`` in ``facts_note``, best
+    first: shared words with ``text`` (one point each) plus the embedding cosine when given
+    (at most one point: a shared word still counts for as much as meaning), then the most
+    recently recorded."""
     words = _words(text)
-    ranked = sorted(facts, key=lambda f: (len(words & _words(f"{f.key} {f.value}")), f.recorded_at, f.id), reverse=True)
+    near = similarity(text, [fact_text(f) for f in facts]) if similarity and facts else [0.0] * len(facts)
+    score = {f.id: len(words & _words(fact_text(f))) + max(cosine, 0.0) for f, cosine in zip(facts, near)}
+    ranked = sorted(facts, key=lambda f: (score[f.id], f.recorded_at, f.id), reverse=True)
     chosen: list[Fact] = []
     for fact in ranked:
         if count_tokens(facts_note([*chosen, fact])) > budget_tokens:
@@ -143,9 +157,48 @@ def relevant(facts: list[Fact], text: str, budget_tokens: int, count_tokens: Cal
     return chosen
 
 
+TITLE = r"(?:Dr|Mr|Mrs|Ms|Prof|St)\.\s*"
+STATED = re.compile(
+    rf"\bmy ((?:[a-z]+'s )?[a-z]+(?: [a-z]+){{0,2}}) (?:is|are|'s) (?:now |still |actually )?((?:{TITLE}|[^.,;!?\n])+?)(?=\s+(?:and|but|so|because|which)\b|[.,;!?\n]|$)",
+    re.IGNORECASE,
+)
+""""my dentist is Dr. Okafor", "my gift budget is now 80": a statement about the user's own things."""
+LIVES = re.compile(r"\bI (?:live|moved) (?:now )?(?:in|to) ((?:[A-Z][\w-]*)(?: [A-Z][\w-]*)*)")
+MAX_EXTRACTED = 8
+NOT_FACTS = {"question", "problem", "point", "guess", "bad", "mistake"}
+"""``my question is …`` says nothing lasting about the user."""
+
+
+def stated_facts(said: str) -> list[tuple[str, str]]:
+    """The ``my X is Y`` (and ``I live in Y``) statements of a user's message, as (key, value):
+    precise, and kept even when no model hop runs."""
+    found = [(key, value) for key, value in STATED.findall(said) if key.lower() not in NOT_FACTS]
+    found += [("home city", city) for city in LIVES.findall(said)]
+    return [(key.lower(), value.strip()) for key, value in found if value.strip()][:MAX_EXTRACTED]
+
+
+def extracted_facts(reply: str, said: str) -> list[tuple[str, str]]:
+    """The ``key: value`` lines of the extraction hop's reply whose value is in the user's own
+    words (``said``): a small model may invent a value or copy the prompt's example; neither
+    reaches memory."""
+    heard = set(re.findall(r"[a-z0-9]+", said.lower()))
+    facts = []
+    for line in reply.splitlines():
+        key, colon, value = line.strip().lstrip("-*•0123456789.) ").partition(":")
+        key, value = " ".join(key.lower().split()).strip("`'\""), value.strip().strip("`'\".")
+        words = re.findall(r"[a-z0-9]+", value.lower())
+        if colon and key and value and len(key.split()) <= 5 and key != "none" and words and set(words) <= heard:
+            facts.append((key, value))
+    return facts[:MAX_EXTRACTED]
+
+
 def facts_note(facts: list[Fact]) -> str:
     """How remembered facts reach the answering specialist: one system message."""
     return "What you know about this user (from earlier conversations):\n" + "\n".join(f"- {f.key}: {f.value}" for f in facts)
+
+
+def fact_text(fact: Fact) -> str:
+    return f"{fact.key}: {fact.value}"
 
 
 def _words(text: str) -> set[str]:

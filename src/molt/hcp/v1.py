@@ -250,6 +250,15 @@ class Learning(Table):
     """The external contract's file; unset: molt's default contract."""
 
 
+EXTRACT_PROMPT = (
+    "List the facts the user states about themselves in the message below: their name, home, work, family, health, preferences, budgets, plans and the people and places they use. One fact per line as `key: value`, the value in the user's own words. Facts about someone else are about that person (`sister's city: Rome`). Example: \"I'm vegetarian and my dentist is Dr. Okafor\" gives\n"
+    "diet: vegetarian\n"
+    "dentist: Dr. Okafor\n"
+    "If the message states no fact about the user, answer `none`."
+)
+"""What the extraction hop asks (a worked example helps a small model keep the format)."""
+
+
 class UserMemory(Table):
     """Per-user memory (``molt.harness.memory``): a request that names its ``user`` gets that
     user's relevant facts in the answering specialist's view."""
@@ -257,6 +266,13 @@ class UserMemory(Table):
     enabled: bool = True
     budget_tokens: int = Field(96, ge=16)
     """Prompt tokens the facts may take in one view."""
+    extract: str = EXTRACT_PROMPT
+    """The extraction hop's prompt: after a turn's summary, the ``extract_with`` specialist reads
+    the user's message under it and answers ``key: value`` lines (empty: no model hop; the
+    ``my X is Y`` statements are still kept)."""
+    extract_with: str = "chat"
+    """The specialist whose adapter extracts facts."""
+    extract_max_tokens: int = Field(64, ge=8)
 
 
 class UI(Table):
@@ -311,7 +327,7 @@ class HCPv1(Table):
         used = [("router.default_label", self.router.default_label), ("router.scorer", self.router.scorer)]
         used += [(f"actions.specialists[{i}]", label) for i, label in enumerate(self.actions.specialists)]
         used += [(f"router.guardrails[{i}].label", g.label) for i, g in enumerate(self.router.guardrails)]
-        used += [("learning.target", self.learning.target)]
+        used += [("learning.target", self.learning.target), ("memory.extract_with", self.memory.extract_with if self.memory.extract else None)]
         for where, label in used:
             if label is not None and label not in labels:
                 raise ValueError(f"{where} is {label!r}, not a specialist label ({', '.join(labels)})")

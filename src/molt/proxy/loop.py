@@ -43,7 +43,8 @@ from pathlib import Path
 import httpx
 
 from molt.harness.actions import REPL, ActionHarness
-from molt.harness.memory import Fact, facts_note, relevant
+from molt.harness.memory import Fact, extracted_facts, facts_note, relevant, stated_facts
+from molt.harness.memory_search import HiddenStateSimilarity
 from molt.hcp import HCP
 from molt.hcp.v1 import Generation
 from molt.proxy.metrics import ProxyMetrics
@@ -150,6 +151,8 @@ class Plan:
     the proxy switches to another pair meanwhile."""
     acted: list[Message] = field(default_factory=list)
     """The harness's steps of this turn (its calls and their results), kept in the turn's replies."""
+    user_id: str | None = None
+    """The request's ``user``: what they say about themselves is remembered under it."""
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,9 @@ class TurnLoop:
         self.metrics = ProxyMetrics()
         self.pair: str | None = None
         """The registry pair this loop serves (named in the experience log), None for an HCP file."""
+        features = getattr(router, "features", None)
+        self.similarity = HiddenStateSimilarity(features) if features is not None else None
+        """Ranks remembered facts by meaning with the router's hidden states (a classifier router's only)."""
 
     def model_for(self, label: str) -> str:
         return self.hcp.specialist(label).adapter or self.hcp.model.base
@@ -194,7 +200,7 @@ class TurnLoop:
         def size(note: str) -> int:
             return self.tokens([{"role": "system", "content": note}])
 
-        chosen = relevant(list(remembered), text_of(user), self.hcp.memory.budget_tokens, size)
+        chosen = relevant(list(remembered), text_of(user), self.hcp.memory.budget_tokens, size, self.similarity)
         return facts_note(chosen) if chosen else None
 
     async def run(
@@ -206,10 +212,11 @@ class TurnLoop:
 
     async def plan(
         self, conversation: Conversation, current: list[Message], label: str | None = None, tools: list[dict] | None = None, sampling: Sampling = Sampling(),
-        remembered: list[Fact] = (),
+        remembered: list[Fact] = (), user_id: str | None = None,
     ) -> "Plan":
         """Route and build the view: everything before the answer (so a stream can announce the
-        specialist). ``remembered``: the user's facts; the relevant ones join the view."""
+        specialist). ``remembered``: the facts about ``user_id`` (the request's ``user``); the
+        relevant ones join the view."""
         started, timings = time.perf_counter(), {}
         pending = conversation.pending
         if pending is not None:
@@ -242,8 +249,9 @@ class TurnLoop:
             allowed = [*(allowed or []), *self.harness.tools(mode)] or None
             session = await asyncio.to_thread(self.harness.session_for, conversation.session, len(conversation.turns)) if mode else session
         max_tokens = sampling.engine_fields(self.hcp.generation)["max_tokens"]
-        view = await self.fitted(self.system(conversation.system, decision.label, self.memory_note(remembered, user)), turns, decision.label, [user, *earlier], allowed, max_tokens)
-        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings, mode=mode, session=session, loop=self)
+        note = await asyncio.to_thread(self.memory_note, remembered, user) if remembered else None
+        view = await self.fitted(self.system(conversation.system, decision.label, note), turns, decision.label, [user, *earlier], allowed, max_tokens)
+        return Plan(conversation, decision, turns, user, tuple(earlier), view, allowed, sampling, started, timings, mode=mode, session=session, loop=self, user_id=user_id)
 
     async def route(self, request: RouteRequest) -> RouteDecision:
         try:
@@ -478,6 +486,29 @@ class TurnLoop:
             return (reply["choices"][0]["message"].get("content") or "").strip()
         except Exception:  # a missing summary must never break later turns: fall back to the answer's start
             return stand_in_summary(turn.replies[-1])
+
+    async def facts_said(self, turn: Turn) -> list[tuple[str, str]]:
+        """What the user said about themselves in ``turn``, as (key, value): their ``my X is Y``
+        statements, then the HCP's extraction hop (once the turn's summary is written, so the
+        two background hops never compete for the engine)."""
+        said = text_of(turn.user)
+        facts = stated_facts(said)
+        memory = self.hcp.memory
+        if not memory.extract or not said.strip():
+            return facts
+        if turn.writing is not None:
+            await asyncio.gather(turn.writing, return_exceptions=True)
+        start = time.perf_counter()
+        body = {"model": self.model_for(memory.extract_with), "max_tokens": memory.extract_max_tokens, "temperature": 0,
+                "messages": [{"role": "system", "content": memory.extract}, {"role": "user", "content": said}]}
+        try:
+            reply = (await self.chat(body))["choices"][0]["message"].get("content") or ""
+        except (EngineError, KeyError, IndexError) as e:  # a lost extraction loses facts, never a turn
+            log.warning("memory extraction failed: %s", e)
+            return facts
+        self.metrics.observe("memory_extract", time.perf_counter() - start)
+        known = {key for key, _ in facts}
+        return [*facts, *((k, v) for k, v in extracted_facts(reply, said) if k not in known)]
 
     async def aclose(self) -> None:
         """Cancel summaries still being written (at shutdown)."""

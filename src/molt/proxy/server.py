@@ -97,7 +97,7 @@ def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, rout
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         yield
-        await service.loop.aclose()
+        await service.aclose()
         if harness is not None:
             harness.close()
         await engine.aclose()

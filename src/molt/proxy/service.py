@@ -8,6 +8,7 @@ turn into error JSON before a stream starts, or into an SSE error event after.
 import asyncio
 import copy
 import json
+import logging
 import time
 import uuid
 from collections import OrderedDict
@@ -16,7 +17,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from molt.harness.memory import Fact
+from molt.harness.memory import Fact, MemoryInputError
 from molt.hcp import HCP
 from molt.http_api import error_body
 from molt.proxy.limits import Admission, Limits, Overloaded
@@ -24,6 +25,7 @@ from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, T
 from molt.proxy.protocol import SYSTEM_MODEL, ChatRequest, FeedbackRequest, ResponsesRequest, attribution, chunk_base, completion, split
 from molt.proxy.responses_api import ResponseEvents, chat_tools, input_messages, output_items, usage_of
 from molt.proxy.store import adopt, fingerprint
+from molt.proxy.views import Turn
 from molt.router import RouteDecision, make_router
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 ONCE_KEPT = 1000
 """Idempotency keys remembered (the oldest are forgotten first)."""
 
+log = logging.getLogger("molt.proxy")
 
 class TurnError(Exception):
     def __init__(self, status: int, message: str, type_: str, param: str | None = None, retry_after: int | None = None):
@@ -73,6 +76,8 @@ class ProxyService:
         """What a background bootstrap is still training (label → state), for /health."""
         self.once: OrderedDict[str, asyncio.Future] = OrderedDict()
         """Chat requests sent with an Idempotency-Key (by client and key): the first try's answer."""
+        self.remembering: set[asyncio.Task] = set()
+        """Turns whose facts are being extracted and written (in flight only)."""
 
     @property
     def surface_label(self) -> str | None:
@@ -90,7 +95,10 @@ class ProxyService:
         self.loop, self.hcp = loop, hcp
 
     def health(self) -> dict:
-        return {"status": "ok", **({"training": dict(self.training)} if self.training else {})}
+        busy = {"training": dict(self.training)} if self.training else {}
+        if self.remembering:
+            busy["remembering"] = len(self.remembering)  # turns whose facts are still being written
+        return {"status": "ok", **busy}
 
     def named(self, model: str) -> str | None:
         """The specialist a request names (None: route), or a 404 for an unknown model."""
@@ -134,7 +142,30 @@ class ProxyService:
         timings = {**plan.timings, "turn": time.perf_counter() - plan.started}
         results = [m for m in plan.earlier if m.get("role") == "tool"]
         await self.state.log.record(plan.turn_id, plan.decision, {"messages": plan.view, "tools": plan.tools}, result.message, results, timings, plan.loop.pair)
+        if plan.user_id is not None and plan.loop.hcp.memory.enabled and result.conversation.pending is None:
+            task = asyncio.create_task(self.remember(plan.loop, plan.user_id, result.conversation.turns[-1]))
+            self.remembering.add(task)
+            task.add_done_callback(self.remembering.discard)
         return result
+
+    async def remember(self, loop: TurnLoop, user_id: str, turn: Turn) -> None:
+        """Write what the user said about themselves in ``turn`` (a background task)."""
+        for key, value in await loop.facts_said(turn):
+            try:
+                await asyncio.to_thread(self.state.memory.remember, user_id, key, value, source_turn=turn.id)
+            except MemoryInputError as e:  # a fact memory does not take is dropped, the rest are kept
+                log.warning("memory: %s", e)
+
+    async def settled(self) -> None:
+        """Wait until every finished turn's facts are written (benchmarks, tests, shutdown)."""
+        while self.remembering:
+            await asyncio.gather(*self.remembering, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        for task in self.remembering:
+            task.cancel()
+        await asyncio.gather(*self.remembering, return_exceptions=True)
+        await self.loop.aclose()
 
     # -- chat completions ------------------------------------------------------------------------
     async def chat(self, body: ChatRequest, client: str = "") -> tuple[dict, Plan]:
@@ -174,7 +205,7 @@ class ProxyService:
             conversation = adopt(system, history, loop.hcp.router.default_label, self.surface_label) if history else Conversation(tuple(system))
             if conversation.pending is not None:
                 conversation = await loop.route_pending(conversation, label, body.tools)
-        return await loop.plan(conversation, current, label, body.tools, body.sampling, await self.remembered(body.user))
+        return await loop.plan(conversation, current, label, body.tools, body.sampling, await self.remembered(body.user), body.user)
 
     async def chat_lines(self, plan: Plan, body: ChatRequest) -> AsyncIterator[str]:
         """The engine's chunks under the proxy's id and model; the turn is stored only after the
@@ -222,7 +253,7 @@ class ProxyService:
         conversation = await self.snapshots.get(body.previous_response_id) if body.previous_response_id else Conversation(system)
         if conversation is None:
             raise TurnError(404, f"no response {body.previous_response_id!r} (never made here, or past the HCP's retention)", "NotFoundError", "previous_response_id")
-        return await self.loop.plan(conversation, input_messages(body.input), label, chat_tools(body.tools), body.sampling, await self.remembered(body.user))
+        return await self.loop.plan(conversation, input_messages(body.input), label, chat_tools(body.tools), body.sampling, await self.remembered(body.user), body.user)
 
     async def remembered(self, user: str | None) -> list[Fact]:
         """What memory holds about the request's user (none when it names none, or memory is off)."""
