@@ -1,11 +1,14 @@
 // The molt web app: conversations (kept in this browser), chat streamed from the proxy's OpenAI
 // API, A2UI surfaces rendered by @a2ui/lit, UI actions sent back to the specialist that made the
-// surface, what users enter in surfaces kept by the proxy (private values stay here), feedback.
+// surface, what users enter in surfaces kept by the proxy (private values stay here), feedback,
+// and the user's memory (memory.js): their id goes with every chat request as OpenAI's `user`.
 import { MessageProcessor } from '@a2ui/web_core/v0_9';
 import { basicCatalog, moltCatalog } from './catalog.js';
+import { memoryPanel } from './memory.js';
 
 const STORE = 'molt.conversations';
 const $ = (selector) => document.querySelector(selector);
+const memory = memoryPanel($('#memory'));
 
 let conversations = load();
 let current = null; // the open conversation: {id, title, messages: [{role, content, specialist, turnId, rating, action}]}
@@ -235,7 +238,7 @@ async function send(text) {
   try {
     const reply = await fetch('/v1/chat/completions', {
       method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'molt', messages: history(), stream: true }),
+      body: JSON.stringify({ model: 'molt', messages: history(), stream: true, user: memory.user() }),
     });
     if (!reply.ok) throw new Error((await reply.json()).error?.message ?? reply.statusText);
     answer.specialist = reply.headers.get('x-molt-specialist');
@@ -254,6 +257,7 @@ async function send(text) {
     fill(node, answer);
   } finally {
     setBusy(false);
+    memory.refresh(); // facts may have been learned from this turn
   }
 }
 
@@ -268,7 +272,7 @@ async function sendAction(action) {
   try {
     const reply = await fetch('/v1/chat/completions', {
       method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
-      body: JSON.stringify({ model: 'molt', messages: history() }),
+      body: JSON.stringify({ model: 'molt', messages: history(), user: memory.user() }),
     });
     const body = await reply.json();
     if (!reply.ok) throw new Error(body.error?.message ?? reply.statusText);
@@ -280,6 +284,7 @@ async function sendAction(action) {
     bubble({ role: 'assistant', content: `Something went wrong: ${e.message}`, error: true });
   } finally {
     setBusy(false);
+    memory.refresh(); // facts may have been learned from this turn
   }
 }
 
