@@ -423,6 +423,68 @@ def bench_proxy(
         print_json(result)
 
 
+@bench_app.command("living")
+def bench_living(
+    hcp: TrainedHcp = None,
+    seed: Annotated[int, typer.Option(help="Varies the scenarios' wording (the same seed is the same run).")] = 0,
+    split: Annotated[str, typer.Option(help="test (held out: the benchmark) or train (the RL environment's).")] = "test",
+    system: Annotated[Optional[list[str]], typer.Option(help="Only this system (base, agent, routed, 'routed + memory'); repeatable; default all four.")] = None,
+    limit: Annotated[Optional[int], typer.Option(min=1, help="Only the first N scenarios (a quick look).")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Scenarios run at a time (the engine batches them).")] = 8,
+    max_tokens: Annotated[int, typer.Option(min=16, help="Answer length limit, the same for every system.")] = 96,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object: each system's figures and every scenario's scores.")] = False,
+) -> None:
+    """Living scenarios (calendar, contacts, shop, bank, messages; a scripted user; four kinds of
+    noise; facts told in an earlier session): base vs agent specialist vs routed system vs routed
+    system with per-user memory. Scored 0.7 x need (the world's end state) + 0.3 x process."""
+    from molt.bench.living.bench import SYSTEMS, LivingBenchConfig, run
+    from molt.bench.living.scenarios import SPLITS
+    from molt.bench.report import print_json
+
+    unknown = sorted(set(system or []) - set(SYSTEMS))
+    if unknown or split not in SPLITS:
+        fail(f"unknown system {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}" if unknown else f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
+    config = LivingBenchConfig(seed, split, max_tokens, concurrency, limit, tuple(s for s in SYSTEMS if s in (system or SYSTEMS)))
+    contract, _ = _trained(hcp)
+    try:
+        result = run(contract, config, err if json_output else console)
+    except ValueError as e:
+        fail(e)
+    if json_output:
+        print_json(result)
+
+
+@bench_app.command("memory")
+def bench_memory(
+    hcp: TrainedHcp = None,
+    users: Annotated[int, typer.Option(min=1, help="Simulated users per seed; each states 4 facts over 2 conversations and asks about them in new ones.")] = 6,
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds (which facts, values and traps each user gets); the table shows the spread.")] = "0",
+    max_tokens: Annotated[int, typer.Option(min=8, help="Answer length limit.")] = 48,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """Remembering users across conversations: no memory vs the full history in context vs molt's
+    per-user memory. Accuracy (with stale-fact and other-person traps), prompt tokens and seconds
+    per question."""
+    from molt.bench.recall import MemoryBenchConfig, run
+    from molt.bench.report import print_json
+
+    config = MemoryBenchConfig(users, _seeds(seeds), max_tokens)
+    contract, _ = _trained(hcp)
+    result = run(contract, config, err if json_output else console)
+    if json_output:
+        print_json(result)
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        seeds = tuple(int(s) for s in text.split(",") if s.strip())
+    except ValueError:
+        fail(f"--seeds takes comma-separated integers, not {text!r}")
+    if not seeds:
+        fail("--seeds needs at least one seed")
+    return seeds
+
+
 @bench_app.command("route")
 def bench_route(
     hcp: TrainedHcp = None,

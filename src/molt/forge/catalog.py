@@ -9,6 +9,7 @@ from molt.families import FAMILIES
 from molt.families.base import Split
 from molt.forge.envs import FamilyDataset, ProblemDataset
 from molt.forge.business import BusinessDataset
+from molt.forge.living import LivingDataset
 from molt.forge.orders import OrderDataset
 from molt.hcp.contract import HCP
 from molt.models.renderer import Renderer
@@ -35,4 +36,5 @@ ENVS = {
     "surfaces": EnvSpec("genui", FAMILIES["genui"].max_tokens, partial(FamilyDataset, "genui"), "a valid surface that meets the request"),
     "order_refund": EnvSpec("agent", 128, OrderDataset, "multi-turn: look the order id up, then refund exactly that order"),
     "business": EnvSpec("agent", 256, BusinessDataset, "multi-step business tasks with exact answers, by function calls or code in a sandboxed session"),
+    "living": EnvSpec("agent", 128, LivingDataset, "life-assistant scenarios across sessions with a scripted user and noise: 0.7 need + 0.3 process"),
 }

@@ -1,0 +1,67 @@
+"""``living``, the RL environment of the living scenarios: the oracle's messages, sampled as
+tokens, earn the benchmark's full reward; a later session sees what the user said before; a
+malformed message ends the episode with nothing. Run: pytest tests/forge/test_living_env.py"""
+
+import pytest
+
+from molt.bench.living import OracleAssistant
+from molt.forge.catalog import ENVS
+from molt.forge.living import LivingDataset
+from molt.harness.memory import stated_facts
+from molt.hcp.contract import load_hcp
+from molt.models.renderer import get_renderer
+
+
+@pytest.fixture(scope="module")
+def renderer(tiny):
+    return get_renderer(tiny.tokenizer)
+
+
+def tokens_of(renderer, message: dict) -> list[int]:
+    """The tokens of an assistant message, up to and including its end token."""
+    prompt = renderer.generation_prompt([{"role": "user", "content": "x"}])
+    rest = renderer.render([{"role": "user", "content": "x"}, message])[len(prompt) :]
+    return rest[: rest.index(renderer.stop_token_ids[0]) + 1]
+
+
+def play(env, renderer) -> tuple[float, list[str]]:
+    """The oracle's episode; the reward and each observation's text."""
+    scenario = env.episode.scenario
+    oracle, seen = OracleAssistant(scenario), [renderer.tokenizer.decode(env.initial_observation())]
+    while True:
+        episode = env.episode
+        message = oracle(list(episode.messages), episode.tools, scenario.user, episode.session)
+        result = env.step(tokens_of(renderer, {k: v for k, v in message.items() if v is not None}))
+        if result.done:
+            return result.reward, seen
+        seen.append(renderer.tokenizer.decode(result.next_observation))
+
+
+def test_the_oracle_earns_the_full_reward_and_memory_carries_across_sessions(renderer):
+    problems = LivingDataset("train", 42, load_hcp(), "agent", renderer).problems()
+    assert len(problems) == 42 and ENVS["living"].label == "agent"
+    multi = [p for p in problems if p.scenario.multi_session]
+    single = [p for p in problems if not p.scenario.multi_session]
+    for problem in [*single[:6], *multi[:3]]:
+        reward, seen = play(problem.make_envs(1)[0], renderer)
+        assert reward == 1.0, problem.scenario.id
+    env = multi[0].make_envs(1)[0]
+    _, seen = play(env, renderer)
+    later = [text for text in seen if "Hello, me again" in text or "Hi again" in text]
+    stated = stated_facts(env.episode.sessions[0][1]["content"])
+    assert later and stated and all("What you know about this user" in text and all(v in text for _, v in stated) for text in later)
+    assert "What you know about this user" not in seen[0]
+
+
+def test_held_out_problems_are_the_benchmarks_test_split(renderer):
+    train = {p.scenario.template for p in LivingDataset("train", 42, load_hcp(), "agent", renderer).problems()}
+    heldout = {p.scenario.template for p in LivingDataset("heldout", 42, load_hcp(), "agent", renderer).problems()}
+    assert train and heldout and not train & heldout
+
+
+def test_a_malformed_message_ends_the_episode_with_nothing(renderer):
+    env = LivingDataset("train", 1, load_hcp(), "agent", renderer).problems()[0].make_envs(1)[0]
+    env.initial_observation()
+    cut = tokens_of(renderer, {"role": "assistant", "content": "I will"})[:-1]  # no end token: cut off
+    result = env.step(cut)
+    assert result.done and result.reward == 0.0 and result.metrics["malformed"] == 1.0
