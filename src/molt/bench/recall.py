@@ -156,10 +156,10 @@ class Client:
             messages.append({"role": "assistant", "content": reply["choices"][0]["message"].get("content") or ""})
         return messages
 
-    def settle(self) -> None:
-        """Wait until the proxy has written every finished turn's facts."""
-        while "remembering" in self.http.get("/health").json():
-            time.sleep(0.1)
+    def settle(self, user: str) -> None:
+        """Wait until the proxy has written the facts of ``user``'s finished turns (its memory
+        listing waits for them)."""
+        self.http.get("/v1/memory", params={"user": user}).raise_for_status()
 
 
 def run_system(system: str, client: Client, people: list[User]) -> Tally:
@@ -170,7 +170,7 @@ def run_system(system: str, client: Client, people: list[User]) -> Tally:
             user = person.id if system == "memory" else None
             for turns in person.sessions:
                 history += client.talk(turns, user)
-            client.settle()
+            client.settle(person.id)
         for question in person.questions:
             before = history if system == "full history" else []
             reply, seconds = client.ask([*before, {"role": "user", "content": question.text}], person.id if system == "memory" else None)

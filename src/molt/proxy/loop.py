@@ -181,8 +181,7 @@ class TurnLoop:
         self.metrics = ProxyMetrics()
         self.pair: str | None = None
         """The registry pair this loop serves (named in the experience log), None for an HCP file."""
-        features = getattr(router, "features", None)
-        self.similarity = HiddenStateSimilarity(features) if features is not None else None
+        self.similarity = meaning_search(router)
         """Ranks remembered facts by meaning with the router's hidden states (a classifier router's only)."""
 
     def model_for(self, label: str) -> str:
@@ -200,7 +199,11 @@ class TurnLoop:
         def size(note: str) -> int:
             return self.tokens([{"role": "system", "content": note}])
 
-        chosen = relevant(list(remembered), text_of(user), self.hcp.memory.budget_tokens, size, self.similarity)
+        try:
+            chosen = relevant(list(remembered), text_of(user), self.hcp.memory.budget_tokens, size, self.similarity)
+        except Exception as e:  # meaning search never costs a turn: rank by shared words alone
+            log.warning("memory: ranking by meaning failed (%s); ranking by words", e)
+            chosen = relevant(list(remembered), text_of(user), self.hcp.memory.budget_tokens, size)
         return facts_note(chosen) if chosen else None
 
     async def run(
@@ -503,7 +506,7 @@ class TurnLoop:
                 "messages": [{"role": "system", "content": memory.extract}, {"role": "user", "content": said}]}
         try:
             reply = (await self.chat(body))["choices"][0]["message"].get("content") or ""
-        except (EngineError, KeyError, IndexError) as e:  # a lost extraction loses facts, never a turn
+        except Exception as e:  # a lost extraction (engine error, odd reply) loses its facts, never the stated ones
             log.warning("memory extraction failed: %s", e)
             return facts
         self.metrics.observe("memory_extract", time.perf_counter() - start)
@@ -524,6 +527,12 @@ class TurnLoop:
         if response.is_error:
             raise EngineError.of_response(response.status_code, response.text)
         return response.json()
+
+
+def meaning_search(router: Router) -> HiddenStateSimilarity | None:
+    """Fact ranking by meaning on the router's own hidden states: a classifier router's only."""
+    features = getattr(router, "features", None)
+    return HiddenStateSimilarity(features) if features is not None else None
 
 
 def may_be_surface(text: str) -> bool:

@@ -137,6 +137,7 @@ async def with_memory(request: Request, use: Callable[[Memory], T]) -> T:
 async def memory_facts(request: Request, user: str, key: str | None = None) -> dict:
     """What molt remembers about ``user``: one fact per key, the newest valid one. With ``key``:
     that key's rows, the current one first, then its history."""
+    await service(request).written(user)  # the facts of the user's finished turns are in the listing
     if key is not None:
         rows = await with_memory(request, lambda memory: memory.history(user, key))
         return {"user": user, "key": key, "history": [f.to_json() for f in rows]}

@@ -15,13 +15,14 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from molt.harness.memory import Fact, MemoryInputError
 from molt.hcp import HCP
 from molt.http_api import error_body
 from molt.proxy.limits import Admission, Limits, Overloaded
-from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, TurnResult, fold
+from molt.proxy.loop import Answer, Conversation, EngineError, Plan, TurnLoop, TurnResult, fold, meaning_search
 from molt.proxy.protocol import SYSTEM_MODEL, ChatRequest, FeedbackRequest, ResponsesRequest, attribution, chunk_base, completion, split
 from molt.proxy.responses_api import ResponseEvents, chat_tools, input_messages, output_items, usage_of
 from molt.proxy.store import adopt, fingerprint
@@ -76,8 +77,8 @@ class ProxyService:
         """What a background bootstrap is still training (label → state), for /health."""
         self.once: OrderedDict[str, asyncio.Future] = OrderedDict()
         """Chat requests sent with an Idempotency-Key (by client and key): the first try's answer."""
-        self.remembering: set[asyncio.Task] = set()
-        """Turns whose facts are being extracted and written (in flight only)."""
+        self.remembering: dict[str, set[asyncio.Task]] = {}
+        """By user: turns whose facts are being extracted and written (in flight only)."""
 
     @property
     def surface_label(self) -> str | None:
@@ -92,12 +93,14 @@ class ProxyService:
         router = self.loop.router if keep_router else make_router(hcp, self.loop.renderer, self.loop.engine)
         loop = copy.copy(self.loop)  # engine client, renderer, harness, summaries and metrics stay shared
         loop.hcp, loop.router, loop.pair = hcp, router, pair if pair is not None else self.loop.pair
+        if not keep_router:  # facts are ranked with the new router's states, not the old one's (nor kept alive by it)
+            loop.similarity = meaning_search(router)
         self.loop, self.hcp = loop, hcp
 
     def health(self) -> dict:
         busy = {"training": dict(self.training)} if self.training else {}
         if self.remembering:
-            busy["remembering"] = len(self.remembering)  # turns whose facts are still being written
+            busy["remembering"] = sum(map(len, self.remembering.values()))  # turns whose facts are still being written
         return {"status": "ok", **busy}
 
     def named(self, model: str) -> str | None:
@@ -143,28 +146,43 @@ class ProxyService:
         results = [m for m in plan.earlier if m.get("role") == "tool"]
         await self.state.log.record(plan.turn_id, plan.decision, {"messages": plan.view, "tools": plan.tools}, result.message, results, timings, plan.loop.pair)
         if plan.user_id is not None and plan.loop.hcp.memory.enabled and result.conversation.pending is None:
-            task = asyncio.create_task(self.remember(plan.loop, plan.user_id, result.conversation.turns[-1]))
-            self.remembering.add(task)
-            task.add_done_callback(self.remembering.discard)
+            said_at = datetime.now(timezone.utc)  # facts take effect in the order they were said, not in the order their tasks finish
+            task = asyncio.create_task(self.remember(plan.loop, plan.user_id, result.conversation.turns[-1], said_at))
+            pending = self.remembering.setdefault(plan.user_id, set())
+            pending.add(task)
+            task.add_done_callback(lambda done, user=plan.user_id: self.forget_task(user, done))
         return result
 
-    async def remember(self, loop: TurnLoop, user_id: str, turn: Turn) -> None:
-        """Write what the user said about themselves in ``turn`` (a background task)."""
-        for key, value in await loop.facts_said(turn):
-            try:
-                await asyncio.to_thread(self.state.memory.remember, user_id, key, value, source_turn=turn.id)
-            except MemoryInputError as e:  # a fact memory does not take is dropped, the rest are kept
-                log.warning("memory: %s", e)
+    async def remember(self, loop: TurnLoop, user_id: str, turn: Turn, said_at: datetime) -> None:
+        """Write what the user said about themselves in ``turn`` (a background task), valid from
+        ``said_at``: a later turn's fact wins even when an earlier turn's task finishes after it."""
+        try:
+            for key, value in await loop.facts_said(turn):
+                try:
+                    await asyncio.to_thread(self.state.memory.remember, user_id, key, value, valid_from=said_at, source_turn=turn.id)
+                except MemoryInputError as e:  # a fact memory does not take is dropped, the rest are kept
+                    log.warning("memory: %s", e)
+        except Exception:  # nobody awaits this task: say what went wrong here
+            log.exception("memory: the facts of turn %s were not written", turn.id)
 
-    async def settled(self) -> None:
-        """Wait until every finished turn's facts are written (benchmarks, tests, shutdown)."""
-        while self.remembering:
-            await asyncio.gather(*self.remembering, return_exceptions=True)
+    def forget_task(self, user: str, task: asyncio.Task) -> None:
+        pending = self.remembering.get(user, set())
+        pending.discard(task)
+        if not pending:
+            self.remembering.pop(user, None)
+
+    async def written(self, user: str, timeout: float = 30.0) -> None:
+        """Wait (at most ``timeout`` s) until the facts of ``user``'s finished turns are written,
+        so a listing of their memory reads their own turns."""
+        pending = set(self.remembering.get(user, ()))
+        if pending:
+            await asyncio.wait(pending, timeout=timeout)
 
     async def aclose(self) -> None:
-        for task in self.remembering:
+        tasks = [task for pending in self.remembering.values() for task in pending]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self.remembering, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.loop.aclose()
 
     # -- chat completions ------------------------------------------------------------------------

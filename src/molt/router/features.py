@@ -135,7 +135,7 @@ class RouteFeatures:
     def tool_similarity(self, requests: Sequence[RouteRequest], means: torch.Tensor) -> torch.Tensor:
         """(len(requests),) the best cosine between each request's mean state and its tools'; 0 without tools."""
         texts = [[tool_text(t) for t in r.tools] for r in requests]
-        states = self.tool_states_for({t for row in texts for t in row})
+        states = self.states_for({t for row in texts for t in row})
         best = torch.zeros(len(requests))
         for i, row in enumerate(texts):
             if row:
@@ -143,9 +143,10 @@ class RouteFeatures:
                 best[i] = torch.nn.functional.cosine_similarity(torch.stack([states[t] for t in row]), request[None], dim=-1).max()
         return best
 
-    def tool_states_for(self, texts: set[str]) -> dict[str, torch.Tensor]:
-        """Standardised pooled states of these tool texts, from the cache or one forward. The
-        result is the caller's own: another thread clearing the cache cannot break it."""
+    def states_for(self, texts: set[str]) -> dict[str, torch.Tensor]:
+        """Standardised mean states of these texts (offered tools, remembered facts), from the
+        cache or one forward. The result is the caller's own: another thread clearing the cache
+        cannot break it."""
         cache = self.tool_states
         found = {t: state for t in texts if (state := cache.get(t)) is not None}
         missing = sorted(texts - set(found))
