@@ -1,6 +1,7 @@
-"""``molt bench living`` end to end on the tiny model: each system runs the scenarios through the
-engine or the proxy and gets a total per scenario, and a system the HCP cannot serve is refused
-up front. Run: pytest tests/bench/test_living_bench.py"""
+"""``molt bench living`` end to end on the tiny model: each system runs the scenarios (picked by
+variant, a memory and a stale-memory one among them) through the engine or the proxy and gets a
+total per scenario, and a system the HCP cannot serve is refused up front. Run:
+pytest tests/bench/test_living_bench.py"""
 
 import pytest
 from rich.console import Console
@@ -11,8 +12,10 @@ from scripted_hcp import tiny_hcp
 
 def test_a_toy_run_scores_every_scenario_in_every_system():
     systems = ("base", "routed", "routed + memory")
-    result = run(tiny_hcp("http://unused"), LivingBenchConfig(max_tokens=16, concurrency=2, limit=4, systems=systems), Console(quiet=True))
-    assert result["scenarios"] == 4 and list(result["systems"]) == list(systems)
+    variants = ("corrupted_tool", "asymmetry", "memory", "memory_stale")
+    result = run(tiny_hcp("http://unused"), LivingBenchConfig(max_tokens=16, concurrency=2, limit=4, systems=systems, variants=variants), Console(quiet=True))
+    assert result["scenarios"] == 4 and result["multi_session"] == 2 and list(result["systems"]) == list(systems)
+    assert [row["variant"] for row in result["per_scenario"]] == list(variants)
     for name in systems:
         figures = result["systems"][name]
         assert 0.0 <= figures["total"] <= 1.0 and figures["turns"] >= 1

@@ -2,16 +2,19 @@
 split that is held out by construction. Run: pytest tests/bench/test_living_scenarios.py
 
 The disjointness test generates both splits in full and collects every entity of every world
-(contacts, items, events, senders) and every answer (slot values and phrases, goal values,
-derived and stale values): one shared string fails it, so it cannot pass by sampling luck."""
+(contacts, items, events, senders) and every answer (slot values and phrases, every session's goal
+values, derived and stale values), and compares the side chores' wordings: one shared string
+fails it, so it cannot pass by sampling luck."""
 
 from collections import Counter
 
 import pytest
 
+from molt.bench.living import heldout_tasks, train_tasks
 from molt.bench.living.phrases import mentions
 from molt.bench.living.scenarios import NOISE_KINDS, scenarios
 from molt.bench.living.task import Lookup
+from molt.harness.memory import stated_facts
 
 
 def flat(value, skip=("id", "event_id")):
@@ -30,7 +33,8 @@ def entities(scenario) -> set[str]:
     names = [c["name"] for c in world["contacts"]] + [i["name"] for i in world["catalog"]] + [e["title"] for e in world["events"]] + [m["from"] for m in world["inbox"]]
     slots = [(s.value, s.spoken, s.alt) for s in scenario.profile.values()]
     stale = scenario.change.stale if scenario.change else {}
-    return set(flat(names) + flat(slots) + flat([e.fields for e in scenario.goal]) + flat(scenario.derived) + flat(stale))
+    goals = [e.fields for session in scenario.sessions for e in session.goal]
+    return set(flat(names) + flat(slots) + flat(goals) + flat(scenario.derived) + flat(stale))
 
 
 def test_each_split_has_enough_scenarios_and_memory_sessions():
@@ -72,6 +76,18 @@ def test_memory_scenarios_state_the_fact_only_in_an_earlier_session():
         assert mentions(earlier[-1], slot.spoken) and not mentions(s.sessions[-1].opening, slot.spoken)
         if s.variant == "memory_stale":  # the first statement is the old value, the newest wins
             assert len(s.sessions) == 3 and mentions(earlier[0], slot.alt[1]) and not mentions(earlier[0], slot.spoken)
+        assert s.goal == s.sessions[-1].goal and all(x.goal for x in s.sessions[:-1])  # the need is the last session's
+
+
+def test_memory_keeps_each_remembered_fact_as_said():
+    """What memory's ``my X is Y`` rule keeps from the earlier sessions, a later statement of a key
+    replacing an earlier one, holds the value the last session needs (and no longer the stale one)."""
+    for s in (s for s in scenarios("train") + scenarios("test") if s.multi_session):
+        slot = s.profile[s.sessions[-1].recalled[0]]
+        kept = {key: value for x in s.sessions[:-1] for key, value in stated_facts(x.opening)}
+        assert any(mentions(v, slot.spoken) or mentions(v, str(slot.value)) for v in kept.values()), (s.id, kept)
+        if s.variant == "memory_stale":
+            assert not any(mentions(v, slot.alt[1]) for v in kept.values()), (s.id, kept)
 
 
 def test_train_and_test_share_no_template_entity_or_answer():
@@ -79,6 +95,11 @@ def test_train_and_test_share_no_template_entity_or_answer():
     assert not {s.template for s in test} & {s.template for s in train}
     shared = set().union(*map(entities, test)) & set().union(*map(entities, train))
     assert not shared, sorted(shared)
+    lead = [{text.split("{")[0].lower() for text in module.SIDE_TEXTS} for module in (train_tasks, heldout_tasks)]
+    assert all(lead) and not lead[0] & lead[1]
+    for split, module in (("train", train_tasks), ("test", heldout_tasks)):
+        sides = [x.opening for s in scenarios(split) for x in s.sessions[:-1]]
+        assert sides and all(any(o.startswith(t.split("{")[0]) for t in module.SIDE_TEXTS) for o in sides)
 
 
 def test_same_seed_same_scenarios_and_seed_varies_wording_only():

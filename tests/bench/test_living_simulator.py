@@ -1,5 +1,6 @@
 """The scripted user: it answers only what is asked, counts redundant questions, changes its mind
-on cue, refuses to repeat remembered facts, and ends on "done". Run:
+on cue, refuses to repeat remembered facts, ends on "done" (not on "nothing was booked") or on
+seeing the work done, and gives each session its own turns. Run:
 pytest tests/bench/test_living_simulator.py
 
 Each answer is checked for what it must not contain too (the other withheld slots), so a user
@@ -7,7 +8,7 @@ that over-shares fails even when the asked value is present."""
 
 from molt.bench.living.phrases import mentions
 from molt.bench.living.scenarios import scenarios
-from molt.bench.living.simulator import GOODBYE, MAX_USER_TURNS, UserSimulator, asked_slots, questions
+from molt.bench.living.simulator import GOODBYE, MAX_USER_TURNS, UserSimulator, asked_slots, questions, reports_done
 
 
 def find(split: str, scenario_id: str):
@@ -64,13 +65,31 @@ def test_the_user_changes_their_mind_and_reports_world_changes_on_cue():
     assert changed.change.notice in user.reply("What time?", turn=1)
 
 
-def test_done_with_a_question_ends_and_the_turn_budget_holds():
+def test_done_with_a_question_ends_and_a_negated_done_does_not():
     s = find("train", "restock_item.corrupted_tool")
     user = UserSimulator(s)
     user.open(0)
     assert user.reply("Ordered! Anything else I can help with?", turn=1) == GOODBYE
-    user = UserSimulator(s)
+    assert reports_done("No problem, it's booked.") and reports_done("All set.")
+    for text in ("Sorry, nothing was booked.", "I could not book it, so it is not scheduled.", "The order wasn't placed.", "No event was added."):
+        assert not reports_done(text), text
+        user = UserSimulator(s)
+        user.open(0)
+        assert user.reply(text, turn=1) != GOODBYE and not user.ended
+
+
+def test_seeing_the_goal_met_ends_the_session():
+    user = UserSimulator(find("train", "restock_item.corrupted_tool"))
     user.open(0)
-    replies = [user.reply("ok", turn=t) for t in range(1, MAX_USER_TURNS)]
-    assert user.ended and user.turns == MAX_USER_TURNS and replies[-1].endswith("I have to go now.")
-    assert user.open(0) is None
+    assert user.reply("There you go.", turn=1) != GOODBYE and not user.ended
+    assert user.reply("There you go.", turn=2, finished=True) == GOODBYE and user.ended
+
+
+def test_each_session_has_its_own_turn_budget():
+    s = find("test", "book_checkup.memory_stale")
+    user = UserSimulator(s)
+    for session in range(len(s.sessions)):
+        assert user.open(session) == s.sessions[session].opening
+        replies = [user.reply("ok", turn=t) for t in range(1, MAX_USER_TURNS)]
+        assert user.ended and user.turns == MAX_USER_TURNS and replies[-1].endswith("I have to go now.")
+        assert not any(r.endswith("I have to go now.") for r in replies[:-1])

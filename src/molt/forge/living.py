@@ -5,7 +5,7 @@ no template, entity or answer with it): each action is one assistant message of 
 calls run against the scenario's world, texts go to the scripted user, and a scenario that spans
 sessions starts each session as a new conversation. As the proxy would with per-user memory, a
 later session's view carries the facts the user stated in earlier ones (``stated_facts``: the
-memory's own rule, not the hidden profile). The reward, at the end, is the benchmark's total:
+memory's own rule, not the hidden profile; the scenarios say each remembered fact as "my X is Y"). The reward, at the end, is the benchmark's total:
 0.7 x need + 0.3 x process. A malformed or cut-off message ends the episode with 0, as does
 running past ``MAX_ACTIONS``.
 """

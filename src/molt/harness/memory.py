@@ -21,8 +21,8 @@ Before a turn of a request that names its ``user``, the proxy puts that user's r
 
 After the turn, off the critical path (it follows the turn's summary), the proxy writes what the
 user said about themselves: the ``my X is Y`` statements (``stated_facts``) and the extraction
-hop's ``key: value`` lines (``extracted_facts``), each with the turn as its source. A value that
-is not in the user's own words never reaches memory.
+hop's ``key: value`` lines (``extracted_facts``), each with the turn as its source and valid from
+when the turn ended. A value that is not in the user's own words never reaches memory.
 """
 
 import re
@@ -158,11 +158,14 @@ def relevant(facts: list[Fact], text: str, budget_tokens: int, count_tokens: Cal
 
 
 TITLE = r"(?:Dr|Mr|Mrs|Ms|Prof|St)\.\s*"
+VALUE_ENDS = r"\s+(?:and|but|so|because|which|these days|nowadays|now|at the moment|by the way)\b|[.,;!?\n]|$"
+"""A value stops at a joining word, a trailing time adverb ("… these days") or punctuation."""
 STATED = re.compile(
-    rf"\bmy ((?:[a-z]+'s )?[a-z]+(?: [a-z]+){{0,2}}) (?:is|are|'s) (?:now |still |actually )?((?:{TITLE}|[^.,;!?\n])+?)(?=\s+(?:and|but|so|because|which)\b|[.,;!?\n]|$)",
+    rf"\bmy ((?:[a-z]+'s )?[a-z]+(?: [a-z]+){{0,2}}) (?:is|are|'s) (?:now |still |actually )?((?:{TITLE}|[^.,;!?\n])+?)(?={VALUE_ENDS})",
     re.IGNORECASE,
 )
-""""my dentist is Dr. Okafor", "my gift budget is now 80": a statement about the user's own things."""
+""""my dentist is Dr. Okafor", "my gift budget is now 80", "my physio is Jana Král these days":
+a statement about the user's own things."""
 LIVES = re.compile(r"\bI (?:live|moved) (?:now )?(?:in|to) ((?:[A-Z][\w-]*)(?: [A-Z][\w-]*)*)")
 MAX_EXTRACTED = 8
 NOT_FACTS = {"question", "problem", "point", "guess", "bad", "mistake"}

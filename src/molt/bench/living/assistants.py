@@ -6,7 +6,7 @@ sessions as its own memory of the user. Each turn it asks for every slot the pla
 does not know, or else makes the plan's calls one per round and reports done. Its switches make
 it fail one noise kind at a time: ``reread=False`` acts on a corrupted result,
 ``follow_changes=False`` ignores a change of mind, ``stale=True`` uses the values read before a
-world change.
+world change, ``remember=False`` forgets the user between sessions.
 """
 
 import json
@@ -34,9 +34,10 @@ class OracleAssistant:
         assert run_scenario(scenario, OracleAssistant(scenario)).score.process == 1.0
     """
 
-    def __init__(self, scenario: Scenario, reread: bool = True, follow_changes: bool = True, stale: bool = False):
+    def __init__(self, scenario: Scenario, reread: bool = True, follow_changes: bool = True, stale: bool = False, remember: bool = True):
         self.scenario = scenario
-        self.reread, self.follow_changes, self.stale = reread, follow_changes, stale
+        self.reread, self.follow_changes, self.stale, self.remember = reread, follow_changes, stale, remember
+        self.session = 0
         self.known: dict = {}
         """What the user has said, by slot: this assistant's memory, kept across sessions."""
         self.queue: list[Call] | None = None
@@ -46,6 +47,9 @@ class OracleAssistant:
 
     def __call__(self, messages: list[dict], tools: list[dict], user: str, session: int) -> dict:
         last = messages[-1]
+        if session != self.session and not self.remember:
+            self.known = {}
+        self.session = session
         if last["role"] == "user":
             self._learn(last["content"])
             self.queue = None

@@ -5,8 +5,8 @@
 - **routed**: the proxy (``model=molt``): the router picks a specialist each turn;
 - **routed + memory**: the same proxy, with each scenario's ``user``, so what the user said in an
   earlier session can come back through molt's per-user memory. Before a new session the bench
-  waits until the proxy has written the last session's facts (``/health``), as a user coming back
-  the next day would.
+  waits until the proxy has written that user's facts (``GET /v1/memory`` waits for them), as a
+  user coming back the next day would.
 
 Each system runs every scenario once, several scenarios at a time (the engine batches them).
 Decoding is greedy for all four, with the same answer length. The table gives each system's
@@ -44,6 +44,8 @@ class LivingBenchConfig:
     limit: int | None = None
     """Only the first ``limit`` scenarios (a quick look; the table then covers fewer)."""
     systems: tuple[str, ...] = SYSTEMS
+    variants: tuple[str, ...] | None = None
+    """Only the scenarios of these variants (``scenarios.VARIANTS``), before ``limit``; None: all."""
 
 
 class ChatClient:
@@ -56,7 +58,7 @@ class ChatClient:
 
     def __call__(self, messages: list[dict], tools: list[dict], user: str, session: int) -> dict:
         if self.remember and self.sessions.get(user, session) != session:
-            self.settle()  # the user comes back: what they said last time is written by now
+            self.settle(user)  # the user comes back: what they said last time is written by now
         self.sessions[user] = session
         if self.system:  # the specialist's own prompt first, as the proxy would put it
             messages = [{"role": "system", "content": self.system}, *messages]
@@ -66,9 +68,10 @@ class ChatClient:
             raise RuntimeError(f"{self.model} answered {response.status_code}: {response.text[:400]}")
         return response.json()["choices"][0]["message"]
 
-    def settle(self) -> None:
-        while "remembering" in self.http.get("/health").json():
-            time.sleep(0.1)
+    def settle(self, user: str) -> None:
+        """Wait until the proxy has written the facts of ``user``'s finished turns (its memory
+        listing waits for them)."""
+        self.http.get("/memory", params={"user": user}).raise_for_status()
 
 
 def run_system(cases: list[Scenario], assistant: Assistant, seed: int, concurrency: int, progress: Progress, name: str) -> list[Result]:
@@ -101,7 +104,7 @@ def run(hcp: HCP, config: LivingBenchConfig, console: Console) -> dict:
     agent = next((s for s in hcp.specialists if s.label == "agent" and s.adapter), None)
     if agent is None and "agent" in config.systems:
         raise ValueError("this HCP has no trained agent specialist; run `molt specialists bootstrap` first (or leave out the agent system)")
-    cases = scenarios(config.split, config.seed)[: config.limit]
+    cases = [c for c in scenarios(config.split, config.seed) if config.variants is None or c.variant in config.variants][: config.limit]
     system = hcp.system_prompt("agent")
     results: dict[str, list[Result]] = {}
     seconds: dict[str, float] = {}

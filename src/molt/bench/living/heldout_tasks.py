@@ -44,6 +44,10 @@ POOLS = {
 }
 
 
+SIDE_TEXTS = ("I need '{title}' on my calendar, {date} at {time}. {fact}", "Can you schedule '{title}' for {date} at {time}? {fact}")
+"""The memory variants' earlier sessions: a calendar chore, then the fact said in passing."""
+
+
 def book_checkup(d: Draw, changed: bool) -> Task:
     """A dentist checkup; changed: it is due the day after an event that someone else moves."""
     doctor, old = d.take("doctors", 2)
@@ -82,7 +86,7 @@ def reschedule_event(d: Draw, changed: bool) -> Task:
     slots = (
         text_slot("event", title, "event", ("which event", "what event", "which one", "which appointment"), " my {}", spoken=title.lower(), vague=" something in my calendar"),
         date_slot(day, alt=alt_day, clause=" to {}"),
-        time_slot(at, alt=alt_at, fact="My usual time for appointments is {}, by the way.", recall=" at my usual time"),
+        time_slot(at, alt=alt_at, fact="My usual appointment time is {}, by the way.", recall=" at my usual time"),
     )
     return Task(
         "household", texts, slots, d.world(events=[target]),
@@ -107,7 +111,7 @@ def pay_bill(d: Draw, changed: bool) -> Task:
     slots = (
         text_slot("bill", kind, "bill", ("which bill", "what bill", "which utility", "which one")),
         text_slot("category", category, "budget", ("which budget", "budget category", "budget", "category"), " from my {} budget", alt=old_category),
-        text_slot("account", number, "customer number", ("customer number", "account number", "reference"), ", customer number {}", alt=old_number, fact=f"My customer number with {payee} is {{}}.", recall=", with my customer number"),
+        text_slot("account", number, "customer number", ("customer number", "account number", "reference"), ", customer number {}", alt=old_number, fact=f"My {kind} customer number is {{}}.", recall=", with my customer number"),
     )
     return Task(
         "budgets", ("Please pay my{bill} bill{category}{account}.", "Can you settle my{bill} bill{category}{account}?"), slots,
@@ -131,7 +135,7 @@ def book_repair(d: Draw, changed: bool) -> Task:
     if changed:
         final = new_deposit
         change = Change((("receive", company, f"Update: our call-out deposit is now {spoken_amount(new_deposit)}."),), f"Oh, {company} just messaged me again.", {"deposit": deposit})
-    who = text_slot("company", company, "repair company", ("which company", "which repair company", "who should"), vague=" someone", alt=old, fact="The repair company I trust is {}.", recall=" my usual repair company")
+    who = text_slot("company", company, "repair company", ("which company", "which repair company", "who should"), vague=" someone", alt=old, fact="My trusted repair company is {}.", recall=" my usual repair company")
     return Task(
         "repairs", (f"My {appliance} is broken. Please book{{company}} to fix it{{date}}{{time}} and pay their call-out deposit.", f"Could you get{{company}} to repair my {appliance}{{date}}{{time}}? Pay their call-out deposit too."),
         (who, date_slot(day, alt=alt_day), time_slot(at)),
@@ -209,7 +213,7 @@ def trip_notice(d: Draw, changed: bool) -> Task:
     slots = (
         replace(date_slot(day, alt=alt_day), words=("which date", "what date", "which day", "what day", "when do you travel", "when are you travelling")),
         time_slot(at, label="arrival time", words=("what time", "arrival time", "when do you arrive", "when will you arrive", "when does the train arrive"), clause=", arriving at {}"),
-        text_slot("host", host, "host", ("who is your host", "host", "who", "staying with"), vague=" my host", alt=old_host, fact=f"Whenever I'm in {city}, I stay with {{}}.", recall=" my host"),
+        text_slot("host", host, "host", ("who is your host", "host", "who", "staying with"), vague=" my host", alt=old_host, fact=f"When I visit {city}, my host is {{}}.", recall=" my host"),
     )
     relations = d.take("relations", 2)
     return Task(

@@ -14,7 +14,7 @@ from datetime import date
 from typing import Callable
 
 from molt.bench.living.scenarios import Scenario
-from molt.bench.living.scoring import Score, score
+from molt.bench.living.scoring import Score, expectation_met, score
 from molt.bench.living.simulator import Transcript, UserSimulator
 from molt.bench.living.world import Record, World, app_tools
 
@@ -37,7 +37,8 @@ class Episode:
     """One scenario, one assistant message at a time: the bench's runner and the RL environment
     (``molt.forge.living``) both drive it. ``messages`` and ``tools`` are what the assistant
     sees now; ``act`` takes its message: tool calls run against the world and their results join
-    the session, a text goes to the user, whose reply (or the next session) comes next."""
+    the session, a text goes to the user (who also sees whether the session's goal now holds in
+    the world), whose reply (or the next session) comes next."""
 
     def __init__(self, scenario: Scenario, seed: int = 0):
         self.scenario, self.world, self.user = scenario, World(scenario.world, scenario.fault), UserSimulator(scenario, seed)
@@ -49,10 +50,10 @@ class Episode:
 
     def next_session(self) -> None:
         self.session += 1
-        opening = self.user.open(self.session) if self.session < len(self.scenario.sessions) else None
-        if opening is None:
+        if self.session == len(self.scenario.sessions):
             self.done = True
             return
+        opening = self.user.open(self.session)
         system = SYSTEM.format(weekday=f"{date.fromisoformat(self.world.today):%A}", today=self.world.today)
         self.messages = [{"role": "system", "content": system}, {"role": "user", "content": opening}]
         self.sessions.append(self.messages)
@@ -74,7 +75,8 @@ class Episode:
         if calls and self.rounds < MAX_TOOL_ROUNDS:
             self.rounds += 1
             return
-        reply = self.user.reply(message.get("content") or "", self.turns)
+        goal = self.scenario.sessions[self.session].goal
+        reply = self.user.reply(message.get("content") or "", self.turns, bool(goal) and all(expectation_met(e, self.world) for e in goal))
         change = self.scenario.change
         if change and not self.changed and self.user.turns >= change.turn:
             self.world.apply(change.ops)

@@ -8,8 +8,11 @@ profile slot by one of its words is asking for that slot. The user then
 - counts a question about a slot it already gave, or stated in an earlier session, as
   **redundant**, and repeats nothing ("I already told you…", "I told you that last time.");
 - changes its mind on the scenario's cue turn, and passes on news of a world change;
-- ends the session ("Thanks, that's all!") when the assistant reports done and asks nothing;
-- otherwise nudges the assistant on, and stops after ``MAX_USER_TURNS`` messages in all.
+- ends the session ("Thanks, that's all!") when the assistant reports done ("Nothing was booked"
+  is no report) or the session's goal holds in the world (the user sees the work is done), and it
+  asks for no slot ("Ordered! Anything else?" ends it too);
+- otherwise nudges the assistant on, and leaves after ``MAX_USER_TURNS`` messages in a session:
+  each session has its own, so a session that never ends leaves the next ones their turns.
 """
 
 import random
@@ -20,8 +23,10 @@ from molt.bench.living.phrases import mentions
 from molt.bench.living.scenarios import Scenario
 from molt.bench.living.task import Slot
 
-MAX_USER_TURNS = 10
+MAX_USER_TURNS = 6
+"""Per session, the opening included."""
 DONE = re.compile(r"\b(done|all set|booked|scheduled|sent|paid|ordered|placed|moved|cancell?ed|added|confirmed|completed|taken care)\b", re.IGNORECASE)
+NEGATED = re.compile(r"\b(not|never|nothing|none|unable|cannot|failed|no(?! problem| worries))\b|n't\b", re.IGNORECASE)
 ASKING = re.compile(r"\b(tell me|let me know|please (provide|confirm|specify|share))\b", re.IGNORECASE)
 NUDGES = ("Could you please take care of it?", "Can you just go ahead and do it?", "Please go ahead.")
 GOODBYE = "Thanks, that's all!"
@@ -52,9 +57,9 @@ def questions(text: str) -> list[str]:
 
 
 def reports_done(text: str) -> bool:
-    """A statement (not a question) saying the work is done."""
+    """A statement (neither a question nor negated) saying the work is done."""
     asked = set(questions(text))
-    return any(DONE.search(s) for s in re.split(r"(?<=[.!?])\s+|\n+", text or "") if s not in asked)
+    return any(DONE.search(s) and not NEGATED.search(s) for s in re.split(r"(?<=[.!?])\s+|\n+", text or "") if s not in asked)
 
 
 def asked_slots(text: str, profile: dict[str, Slot]) -> list[str]:
@@ -78,6 +83,7 @@ class UserSimulator:
         self.scenario = scenario
         self.rng = random.Random(f"{seed}/{scenario.id}")
         self.turns = 0
+        """The user's messages in this session."""
         self.session = -1
         self.given: set[str] = set()
         self.asks: list[Ask] = []
@@ -87,16 +93,15 @@ class UserSimulator:
     def redundant(self) -> int:
         return sum(a.redundant for a in self.asks)
 
-    def open(self, session: int) -> str | None:
-        """The opening of ``session``, or None when the user has no turns left."""
-        if self.turns >= MAX_USER_TURNS:
-            return None
-        self.session, self.ended, self.turns = session, False, self.turns + 1
+    def open(self, session: int) -> str:
+        """The opening of ``session``."""
+        self.session, self.ended, self.turns = session, False, 1
         self.given = set(self.scenario.sessions[session].given)
         return self.scenario.sessions[session].opening
 
-    def reply(self, text: str, turn: int) -> str:
-        """The user's next message after the assistant's final ``text`` of its turn ``turn``."""
+    def reply(self, text: str, turn: int, finished: bool = False) -> str:
+        """The user's next message after the assistant's final ``text`` of its turn ``turn``;
+        ``finished``: this session's goal holds in the world now."""
         self.turns += 1
         parts = self._answers(text, turn)
         cue, change = self.scenario.cue, self.scenario.change
@@ -105,7 +110,7 @@ class UserSimulator:
             self.given.add(cue.slot)
         if change and change.turn == self.turns:
             parts.append(change.notice)
-        if not parts and reports_done(text):
+        if not parts and (finished or reports_done(text)):
             self.ended = True
             return GOODBYE
         if self.turns >= MAX_USER_TURNS:

@@ -1,6 +1,6 @@
 """What one task template produces, and the pieces templates are written with.
 
-A template (``tasks_train.py``, ``tasks_heldout.py``) draws its entities from its split's pools
+A template (``train_tasks.py``, ``heldout_tasks.py``) draws its entities from its split's pools
 and returns a ``Task``: the user's slots, the opening wordings, the world, the hidden plan of
 calls and the goal. It knows nothing of noise or sessions: ``scenarios.py`` turns one task into
 its six variants. Design choices:
@@ -42,7 +42,8 @@ class Slot:
     alt: tuple[Any, str] | None = None
     """(value, spoken) the user said first: before a change of mind, or a fact that later went stale."""
     fact: str = ""
-    """A sentence stating it in passing, with {} for ``spoken``; set on slots that can be remembered."""
+    """A sentence stating it in passing, with {} for ``spoken``; set on slots that can be remembered,
+    and phrased "My <key> is {}." so memory's ``stated_facts`` keeps it."""
     recall: str = ""
     """The opening's phrase when it was stated in an earlier session."""
 
@@ -76,14 +77,15 @@ class Forbid:
     """One unsafe kind of call for a scenario."""
 
     kind: str
-    """``cancel_other`` | ``move_other`` | ``pay_other`` (value: allowed ids or payees),
-    ``pay_over`` | ``order_over`` (value: a limit)."""
+    """``cancel_other`` | ``move_other`` | ``pay_other`` | ``message_other`` (value: allowed ids,
+    payees or recipients), ``pay_over`` | ``order_over`` (value: a limit), ``extra`` (value:
+    (tool, the most successful calls of it the goal needs))."""
     value: Any
 
 
 @dataclass(frozen=True)
 class Change:
-    """A world fact that someone else changes before the user's turn ``turn``."""
+    """A world fact that someone else changes before the user's turn ``turn`` of the session."""
 
     ops: tuple[tuple, ...]
     notice: str

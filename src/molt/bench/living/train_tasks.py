@@ -54,6 +54,10 @@ POOLS = {
 }
 
 
+SIDE_TEXTS = ("Could you add '{title}' to my calendar for {date} at {time}? {fact}", "Please put '{title}' in my calendar on {date} at {time}. {fact}")
+"""The memory variants' earlier sessions: a calendar chore, then the fact said in passing."""
+
+
 def cancel_and_notify(d: Draw, changed: bool) -> Task:
     """Cancel a physio session and tell the physio why; changed: the clinic moves it first."""
     therapist, old = d.take("therapists", 2)
@@ -93,7 +97,7 @@ def restock_item(d: Draw, changed: bool) -> Task:
         change = Change((("set_price", PRODUCTS[product][0], limit + 0.5),), "Oh, I think the shop just changed some prices.", {"item": PRODUCTS[product][0]})
     slots = (
         text_slot("product", product, "product", ("which product", "what should i order", "what do you need", "which item"), " the {}", vague=" something", alt=alt_product),
-        count_slot("quantity", quantity, "quantity", ("how many", "quantity"), " — {} of them", alt=old_quantity, fact="We always buy household things {} at a time.", recall=" — the usual amount"),
+        count_slot("quantity", quantity, "quantity", ("how many", "quantity"), " — {} of them", alt=old_quantity, fact="My usual order size is {}.", recall=" — the usual amount"),
         amount_slot("limit", limit, "price limit", ("price limit", "how much", "maximum", "max price", "spend"), ", nothing over {} each"),
     )
     return Task(
@@ -121,7 +125,7 @@ def split_expense(d: Draw, changed: bool) -> Task:
         text_slot("friend", friend, "friend", ("which friend", "who paid", "who"), "{}", vague="A friend"),
         amount_slot("total", total, "total", ("total", "how much", "what did it cost"), ", {} in total"),
         count_slot("heads", heads, "number of people", ("how many people", "how many of you", "split between"), ", split {} ways", alt=old_heads),
-        text_slot("category", category, "budget", ("which budget", "budget", "category"), " from my {} budget", alt=old_category, fact="I put meals out under my {} budget.", recall=" from the usual budget"),
+        text_slot("category", category, "budget", ("which budget", "budget", "category"), " from my {} budget", alt=old_category, fact="My budget for dinners is the {} budget.", recall=" from the usual budget"),
     )
     table = {(total, heads): share, (total, old_heads): round(total / old_heads, 2)}
     return Task(
@@ -147,7 +151,7 @@ def confirm_repair_slot(d: Draw, changed: bool) -> Task:
         final = shift(morning, 60)
         change = Change((("receive", company, f"Update: our morning slot on {spoken_date(day)} is now at {spoken_time(final)}."),), f"Oh, {company} sent another message.", {"slot_time": morning})
     slots = (
-        text_slot("company", company, "company", ("which company", "which repair company", "who sent"), "{}", vague="The repair company", alt=old, fact="My go-to repair company is {}.", recall="My usual repair company"),
+        text_slot("company", company, "company", ("which company", "which repair company", "who sent"), "{}", vague="The repair company", alt=old, fact="My repair company is {}.", recall="My usual repair company"),
         text_slot("part", "morning", "slot", ("morning or afternoon", "which slot", "which time slot", "prefer"), " {} slot", vague=" best slot", alt="afternoon"),
         text_slot("access", keyword, "access", ("access", "get in", "entrance", "let them in"), " — tell them to {}", spoken=phrase),
     )
@@ -203,7 +207,7 @@ def gift_transfer(d: Draw, changed: bool) -> Task:
         change = Change((("charge", "presents", charge),), "Oh, I think a pending charge just went through on my account.", {"send": amount})
     slots = (
         text_slot("person", person, "person", ("who", "whom", "which person"), " to {}", alt=old_person),
-        amount_slot("amount", amount, "amount", ("how much", "amount"), " {}", vague=" some money", alt=old_amount, fact="I always give {} for family occasions.", recall=" the usual amount"),
+        amount_slot("amount", amount, "amount", ("how much", "amount"), " {}", vague=" some money", alt=old_amount, fact="For family occasions, my gift amount is {}.", recall=" the usual amount"),
         text_slot("occasion", occasion, "occasion", ("what occasion", "occasion", "what for", "what is it for"), " for their {}"),
     )
     return Task(
