@@ -18,6 +18,15 @@ def test_my_x_is_y_statements_are_facts_and_questions_are_not():
     assert stated_facts("My sister says her dentist is Dr. Lee") == []  # someone else's dentist is not the user's
 
 
+def test_a_stated_value_stops_before_a_trailing_time_adverb():
+    assert stated_facts("My dentist is Dr. Sato these days") == [("dentist", "Dr. Sato")]
+    assert stated_facts("My physio is Jana Král now.") == [("physio", "Jana Král")]
+    assert stated_facts("my gym is Fitlab at the moment, sadly") == [("gym", "Fitlab")]
+    assert stated_facts("My carpool buddy is Yusuf Demir by the way") == [("carpool buddy", "Yusuf Demir")]
+    assert stated_facts("my office is Leeds nowadays") == [("office", "Leeds")]
+    assert stated_facts("My shop is Nowhere Books") == [("shop", "Nowhere Books")]  # a word that only starts like one stays
+
+
 def test_an_extracted_value_must_be_in_the_users_own_words():
     said = "I'm vegetarian, and I see Dr. Okafor for my teeth"
     reply = "diet: vegetarian\n- dentist: Dr. Okafor\nfavourite colour: green\nnone\nno colon here\ndentist: Dr. Okafor (the user)"
