@@ -251,9 +251,9 @@ class Learning(Table):
 
 
 EXTRACT_PROMPT = (
-    "List the facts the user states about themselves in the message below: their name, home, work, family, health, preferences, budgets, plans and the people and places they use. One fact per line as `key: value`, the value in the user's own words. Facts about someone else are about that person (`sister's city: Rome`). Example: \"I'm vegetarian and my dentist is Dr. Okafor\" gives\n"
+    "List the facts the user states about themselves in the message below: their name, home, work, family, health, preferences, budgets, plans and the people and places they use. One fact per line as `key: value`, the value in the user's own words. Facts about someone else are about that person (`sister's city: Rome`). Example: \"I'm vegetarian and my dentist is Dr. Ferreira\" gives\n"
     "diet: vegetarian\n"
-    "dentist: Dr. Okafor\n"
+    "dentist: Dr. Ferreira\n"
     "If the message states no fact about the user, answer `none`."
 )
 """What the extraction hop asks (a worked example helps a small model keep the format)."""

@@ -9,7 +9,9 @@
   user coming back the next day would.
 
 Each system runs every scenario once, several scenarios at a time (the engine batches them).
-Decoding is greedy for all four, with the same answer length. The table gives each system's
+Decoding is greedy for all four, with the same answer length (the proxy passes the request's
+``max_tokens`` through). The routed systems are the proxy as it serves: a call to a function
+that was not offered goes back to the specialist as a tool error (``[tools] max_repairs``). The table gives each system's
 total, need and process, and the totals on the multi-session and on each noise kind's scenarios;
 ``--json`` adds every scenario's score and process components.
 """
