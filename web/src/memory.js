@@ -253,11 +253,8 @@ export function memoryPanel(root) {
   root.addEventListener('toggle', () => { if (root.open) load(); });
   draw();
 
-  // After an answer: now, and twice more, for the facts the proxy writes once the turn's summary is done.
-  let later = [];
+  // After an answer: the proxy's listing waits until that turn's facts are written.
   function refresh() {
-    for (const timer of later) clearTimeout(timer);
-    later = [3000, 10000].map((ms) => setTimeout(() => { if (root.open) load(); }, ms));
     if (root.open) load();
   }
 
