@@ -367,7 +367,7 @@ class TurnLoop:
                             raise EngineError(f"engine failed mid-stream: {chunk['error'].get('message', chunk['error'])}", 502)
                         yield chunk
         except httpx.HTTPError as e:
-            raise EngineError(f"engine unreachable: {e}", 503) from e
+            raise EngineError(f"engine unreachable: {type(e).__name__} {e}".rstrip(), 503) from e
 
     async def with_summaries(self, turns: tuple[Turn, ...], label: str) -> tuple[Turn, ...]:
         """The turns with every summary ``label``'s view needs, awaiting those still being written."""
@@ -523,7 +523,7 @@ class TurnLoop:
         try:
             response = await self.engine.post("/chat/completions", json=body)
         except httpx.HTTPError as e:
-            raise EngineError(f"engine unreachable: {e}", 503) from e
+            raise EngineError(f"engine unreachable: {type(e).__name__} {e}".rstrip(), 503) from e
         if response.is_error:
             raise EngineError.of_response(response.status_code, response.text)
         return response.json()

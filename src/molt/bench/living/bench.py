@@ -35,6 +35,8 @@ from molt.registry.database import scratch_database
 from molt.stack import engine_thread
 
 SYSTEMS = ("base", "agent", "routed", "routed + memory")
+RETRIES = 2
+"""Tries again after an engine or proxy error of its own (5xx) or a dropped connection."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,17 @@ class ChatClient:
         if self.system:  # the specialist's own prompt first, as the proxy would put it
             messages = [{"role": "system", "content": self.system}, *messages]
         body = {"model": self.model, "messages": messages, "tools": tools, "max_tokens": self.max_tokens, "temperature": 0, **({"user": user} if self.remember else {})}
-        response = self.http.post("/chat/completions", json=body)
+        for attempt in range(RETRIES + 1):  # a dropped connection under load is not the model's answer
+            try:
+                response = self.http.post("/chat/completions", json=body)
+            except httpx.TransportError:
+                if attempt == RETRIES:
+                    raise
+                time.sleep(1 + attempt)
+                continue
+            if response.status_code < 500 or attempt == RETRIES:
+                break
+            time.sleep(1 + attempt)
         if response.is_error:
             raise RuntimeError(f"{self.model} answered {response.status_code}: {response.text[:400]}")
         return response.json()["choices"][0]["message"]
@@ -123,6 +135,7 @@ def run(hcp: HCP, config: LivingBenchConfig, console: Console) -> dict:
                 start = time.perf_counter()
                 results[name] = run_system(cases, clients[name](), config.seed, config.concurrency, progress, name)
                 seconds[name] = time.perf_counter() - start
+                console.print(f"[dim]{name}: {len(cases)} scenarios in {seconds[name]:.0f} s, total {summary(cases, results[name])['total']:.3f}[/]")
     figures = {name: {**summary(cases, rs), "seconds": seconds[name]} for name, rs in results.items()}
     print_table(cases, figures, console)
     return {
