@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, NoReturn, Optional
 
@@ -395,14 +396,11 @@ def bench_serve(
     transformers generate, PEFT mixed-adapter generate and llama.cpp's server with the same
     adapters chosen per request, all with the same model and KV-cache dtype (llama.cpp also on
     the GGUF as shipped, reported apart); prefix-cache time to first token."""
-    from molt.bench.report import print_json
     from molt.bench.serve import ServeBenchConfig, run
 
     sizes = tuple(int(b) for b in batch_sizes.split(","))
     config = ServeBenchConfig(model, sizes, prompt_tokens, new_tokens, rank, conversation_tokens, dtype, repeats, engine_float32_kv, llama_cpp)
-    result = run(config, err if json_output else console)
-    if json_output:
-        print_json(result)
+    _bench(lambda out: run(config, out), json_output)
 
 
 @bench_app.command("proxy")
@@ -416,11 +414,8 @@ def bench_proxy(
     """User-visible turn latency through the proxy with summaries on and off, and the route and
     summary hops' share of a turn."""
     from molt.bench.proxy import ProxyBenchConfig, run
-    from molt.bench.report import print_json
 
-    result = run(_hcp(hcp), ProxyBenchConfig(conversations, think_seconds, max_tokens), err if json_output else console)
-    if json_output:
-        print_json(result)
+    _bench(lambda out: run(_hcp(hcp), ProxyBenchConfig(conversations, think_seconds, max_tokens), out), json_output)
 
 
 @bench_app.command("living")
@@ -439,19 +434,13 @@ def bench_living(
     system with per-user memory. Scored 0.7 x need (the world's end state) + 0.3 x process."""
     from molt.bench.living.bench import SYSTEMS, LivingBenchConfig, run
     from molt.bench.living.scenarios import SPLITS
-    from molt.bench.report import print_json
 
     unknown = sorted(set(system or []) - set(SYSTEMS))
     if unknown or split not in SPLITS:
         fail(f"unknown system {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}" if unknown else f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
     config = LivingBenchConfig(seed, split, max_tokens, concurrency, limit, tuple(s for s in SYSTEMS if s in (system or SYSTEMS)))
     contract, _ = _trained(hcp)
-    try:
-        result = run(contract, config, err if json_output else console)
-    except ValueError as e:
-        fail(e)
-    if json_output:
-        print_json(result)
+    _bench(lambda out: run(contract, config, out), json_output)
 
 
 @bench_app.command("memory")
@@ -466,13 +455,24 @@ def bench_memory(
     per-user memory. Accuracy (with stale-fact and other-person traps), prompt tokens and seconds
     per question."""
     from molt.bench.recall import MemoryBenchConfig, run
-    from molt.bench.report import print_json
 
     config = MemoryBenchConfig(users, _seeds(seeds), max_tokens)
     contract, _ = _trained(hcp)
-    result = run(contract, config, err if json_output else console)
+    _bench(lambda out: run(contract, config, out), json_output)
+
+
+def _bench(run: Callable[[Console], dict], json_output: bool) -> dict:
+    """Run a bench: tables and progress on stdout, or on stderr when stdout carries the JSON
+    (``--json``); a ValueError (nothing to bench, a bad option) is a clear failure."""
+    from molt.bench.report import print_json
+
+    try:
+        result = run(err if json_output else console)
+    except ValueError as e:
+        fail(e)
     if json_output:
         print_json(result)
+    return result
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -497,15 +497,9 @@ def bench_route(
     """Held-out routing accuracy (overall, per class, confusion) on the families' held-out turns
     and on the outside-style domain/style-held-out turns, and the route and summary hops' share
     of the median user-visible turn latency."""
-    from molt.bench.report import print_json
     from molt.bench.route import RouteBenchConfig, run
 
-    try:
-        result = run(_trained_hcp(hcp), RouteBenchConfig(per_label, conversations, turns, think_seconds), err if json_output else console)
-    except ValueError as e:
-        fail(e)
-    if json_output:
-        print_json(result)
+    _bench(lambda out: run(_trained_hcp(hcp), RouteBenchConfig(per_label, conversations, turns, think_seconds), out), json_output)
 
 
 @bench_app.command("specialists")
@@ -551,14 +545,8 @@ def bench_genui(
     """Base vs genui specialist vs routed system on held-out UI requests: valid on first try, valid
     after repair, renders in Chromium without console errors, interactions work, constraints met."""
     from molt.bench.genui import GenuiBenchConfig, run
-    from molt.bench.report import print_json
 
-    try:
-        result = run(_trained_hcp(hcp), GenuiBenchConfig(cases, seed, browser=browser), err if json_output else console)
-    except ValueError as e:
-        fail(e)
-    if json_output:
-        print_json(result)
+    _bench(lambda out: run(_trained_hcp(hcp), GenuiBenchConfig(cases, seed, browser=browser), out), json_output)
 
 
 @bench_app.command("substrate")
@@ -572,17 +560,11 @@ def bench_substrate(
     """Function calling vs the REPL substrate on multi-step business tasks with exact answers, for
     the base and the agent specialist, all through the proxy's harness: accuracy, model calls and
     tokens per task, and the REPL's ratio to function calling."""
-    from molt.bench.report import print_json
     from molt.bench.substrate import SubstrateBenchConfig, run
 
     if split not in ("heldout", "wording", "train"):
         fail(f"--split is heldout, wording or train, not {split!r}")
-    try:
-        result = run(_trained_hcp(hcp), SubstrateBenchConfig(tasks, seed, split), err if json_output else console)
-    except ValueError as e:
-        fail(e)
-    if json_output:
-        print_json(result)
+    _bench(lambda out: run(_trained_hcp(hcp), SubstrateBenchConfig(tasks, seed, split), out), json_output)
 
 
 @bench_app.command("train")
