@@ -2,15 +2,18 @@
 tokens, earn the benchmark's full reward; a later session sees what the user said before; a
 malformed message ends the episode with nothing. Run: pytest tests/forge/test_living_env.py"""
 
+import json
+
 import pytest
 
-from molt.bench.living import OracleAssistant
+from molt.bench.living import OracleAssistant, scenarios
 from molt.bench.living.phrases import mentions
 from molt.forge.catalog import ENVS
-from molt.forge.living import LivingDataset
+from molt.forge.living import LivingDataset, oracle_transcripts
 from molt.harness.memory import stated_facts
 from molt.hcp.contract import load_hcp
 from molt.models.renderer import get_renderer
+from molt.train.data import parse_example
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +69,14 @@ def test_a_malformed_message_ends_the_episode_with_nothing(renderer):
     cut = tokens_of(renderer, {"role": "assistant", "content": "I will"})[:-1]  # no end token: cut off
     result = env.step(cut)
     assert result.done and result.reward == 0.0 and result.metrics["malformed"] == 1.0
+
+
+def test_oracle_transcripts_are_sft_rows_of_every_train_session():
+    rows = oracle_transcripts("train", [0], load_hcp())
+    assert len(rows) == sum(len(s.sessions) for s in scenarios("train", 0))
+    for number, row in enumerate(rows, 1):
+        parse_example(json.dumps(row), number, "oracle")  # what `molt train sft --data` reads, or a clear error
+        assert row["messages"][-1]["role"] == "assistant" and row["tools"]
+    later = [row for row in rows if len([m for m in row["messages"] if m["role"] == "system"]) == 3]
+    assert len(later) == sum(len(s.sessions) - 1 for s in scenarios("train", 0))  # every later session carries the note
+    assert all("What you know about this user" in row["messages"][1]["content"] for row in later)

@@ -11,8 +11,10 @@ running past ``MAX_ACTIONS``.
 """
 
 import hashlib
+from collections.abc import Iterable
 from datetime import datetime, timezone
 
+from molt.bench.living.assistants import OracleAssistant
 from molt.bench.living.runner import Episode
 from molt.bench.living.scenarios import Scenario, scenarios
 from molt.families.base import Split
@@ -31,12 +33,8 @@ class LivingEnv(Env):
         self.stop_token_ids = renderer.stop_token_ids
 
     def view(self) -> list[int]:
-        earlier = [m["content"] for session in self.episode.sessions[:-1] for m in session if m["role"] == "user"]
-        now = datetime.now(timezone.utc)
-        facts = {key: value for text in earlier for key, value in stated_facts(text)}  # a later statement wins, as in memory
-        remembered = [Fact(self.episode.scenario.user, k, v, now, now, "conversation", None, i) for i, (k, v) in enumerate(facts.items())]
-        notes = [{"role": "system", "content": facts_note(remembered)}] if remembered else []
-        return self.renderer.generation_prompt([{"role": "system", "content": self.system}, *notes, *self.episode.messages], self.episode.tools)
+        messages = session_view(self.system, self.episode.scenario.user, self.episode.sessions[:-1], self.episode.messages)
+        return self.renderer.generation_prompt(messages, self.episode.tools)
 
     def initial_observation(self) -> list[int]:
         return self.view()
@@ -52,6 +50,37 @@ class LivingEnv(Env):
             total = score.total if self.episode.done else 0.0
             return StepResult(total, True, metrics={"need": score.need, "process": score.process, "actions": float(self.actions), "finished": float(self.episode.done)})
         return StepResult(0.0, False, next_observation=self.view())
+
+
+def session_view(system: str, user: str, earlier: list[list[dict]], messages: list[dict]) -> list[dict]:
+    """What the agent sees in a session: its prompt, the facts the user stated in ``earlier``
+    sessions (as memory's note), then the session's own messages."""
+    now = datetime.now(timezone.utc)
+    said = [m["content"] for session in earlier for m in session if m["role"] == "user"]
+    facts = {key: value for text in said for key, value in stated_facts(text)}  # a later statement wins, as in memory
+    remembered = [Fact(user, k, v, now, now, "conversation", None, i) for i, (k, v) in enumerate(facts.items())]
+    notes = [{"role": "system", "content": facts_note(remembered)}] if remembered else []
+    return [{"role": "system", "content": system}, *notes, *messages]
+
+
+def oracle_transcripts(split: str, seeds: Iterable[int], hcp: HCP, label: str = "agent") -> list[dict]:
+    """Chat JSONL rows (``molt train sft --data``) of the oracle's sessions on ``split``'s
+    scenarios, one row per session as the agent sees it here (its HCP prompt, the facts note, the
+    session's messages and the apps' tools as the harness describes them): demonstrations to
+    start the agent on these tasks before RL, whose rewards are all 0 until it can do some."""
+    system, rows = hcp.system_prompt(label), []
+    for seed in seeds:
+        for scenario in scenarios(split, seed):
+            episode, oracle = Episode(scenario, seed), OracleAssistant(scenario)
+            tools = []
+            while not episode.done:
+                if len(tools) < len(episode.sessions):
+                    tools.append(hcp.tools.described(episode.tools))
+                episode.act(oracle(list(episode.messages), episode.tools, scenario.user, episode.session))
+            for index, messages in enumerate(episode.sessions):
+                last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")  # the user's goodbye teaches nothing
+                rows.append({"messages": session_view(system, scenario.user, episode.sessions[:index], messages[: last + 1]), "tools": tools[index]})
+    return rows
 
 
 class LivingProblem(EnvGroupBuilder):
