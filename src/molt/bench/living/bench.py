@@ -59,6 +59,9 @@ class ChatClient:
         self.http = httpx.Client(base_url=url, timeout=900)
         self.model, self.max_tokens, self.system, self.remember = model, max_tokens, system, remember
         self.sessions: dict[str, int] = {}
+        self.overflows = 0
+        """Requests refused for a prompt longer than the engine's window (answered with nothing):
+        the direct systems send the whole session; the proxy fits its views to the window."""
 
     def __call__(self, messages: list[dict], tools: list[dict], user: str, session: int) -> dict:
         if self.remember and self.sessions.get(user, session) != session:
@@ -78,6 +81,9 @@ class ChatClient:
             if response.status_code < 500 or attempt == RETRIES:
                 break
             time.sleep(1 + attempt)
+        if response.status_code == 400 and "max_model_len" in response.text:
+            self.overflows += 1  # the conversation outgrew the engine's window: the system cannot go on
+            return {"role": "assistant", "content": ""}
         if response.is_error:
             raise RuntimeError(f"{self.model} answered {response.status_code}: {response.text[:400]}")
         return response.json()["choices"][0]["message"]
@@ -122,6 +128,7 @@ def run(hcp: HCP, config: LivingBenchConfig, console: Console) -> dict:
     system = hcp.system_prompt("agent")
     results: dict[str, list[Result]] = {}
     seconds: dict[str, float] = {}
+    overflows: dict[str, int] = {}
     with engine_thread(hcp) as served, Progress(console=console, transient=True) as progress:
         engine = served.model.engine_url
         with scratch_database() as db, ServerThread(create_proxy_app(served, db=db)) as proxy:
@@ -133,10 +140,12 @@ def run(hcp: HCP, config: LivingBenchConfig, console: Console) -> dict:
             }
             for name in config.systems:
                 start = time.perf_counter()
-                results[name] = run_system(cases, clients[name](), config.seed, config.concurrency, progress, name)
+                client = clients[name]()
+                results[name] = run_system(cases, client, config.seed, config.concurrency, progress, name)
                 seconds[name] = time.perf_counter() - start
+                overflows[name] = client.overflows
                 console.print(f"[dim]{name}: {len(cases)} scenarios in {seconds[name]:.0f} s, total {summary(cases, results[name])['total']:.3f}[/]")
-    figures = {name: {**summary(cases, rs), "seconds": seconds[name]} for name, rs in results.items()}
+    figures = {name: {**summary(cases, rs), "seconds": seconds[name], "context_overflows": overflows[name]} for name, rs in results.items()}
     print_table(cases, figures, console)
     return {
         "config": asdict(config), "scenarios": len(cases), "multi_session": sum(c.multi_session for c in cases), "systems": figures,
