@@ -147,9 +147,9 @@ class Client:
         response.raise_for_status()
         return response.json(), time.perf_counter() - start
 
-    def talk(self, turns: tuple[str, ...], user: str | None, before: list[dict] = ()) -> list[dict]:
-        """One conversation of ``turns``; its messages (after ``before``)."""
-        messages = list(before)
+    def talk(self, turns: tuple[str, ...], user: str | None) -> list[dict]:
+        """One conversation of ``turns``; its messages."""
+        messages = []
         for text in turns:
             messages.append({"role": "user", "content": text})
             reply, _ = self.ask(messages, user)
@@ -175,13 +175,14 @@ def run_system(system: str, client: Client, people: list[User]) -> Tally:
             before = history if system == "full history" else []
             reply, seconds = client.ask([*before, {"role": "user", "content": question.text}], person.id if system == "memory" else None)
             answer = reply["choices"][0]["message"].get("content") or ""
+            right = correct(answer, question)
             tally.questions += 1
-            tally.correct += correct(answer, question)
+            tally.correct += right
             tally.stale += bool(question.stale and question.stale.lower() in answer.lower())
             tally.other += bool(question.other and question.other.lower() in answer.lower())
             tally.prompt_tokens.append(reply["usage"]["prompt_tokens"])
             tally.seconds.append(seconds)
-            tally.answers.append({"user": person.id, "question": question.text, "expected": question.answer, "answer": answer, "correct": correct(answer, question)})
+            tally.answers.append({"user": person.id, "question": question.text, "expected": question.answer, "answer": answer, "correct": right})
     return tally
 
 
