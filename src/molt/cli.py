@@ -225,21 +225,27 @@ def mint_serve(
     dtype: Annotated[str, typer.Option(help="Training dtype: auto (bfloat16 where the CPU has it natively), float32 or bfloat16.")] = "auto",
     base: Annotated[Optional[list[str]], typer.Option(help="A base model source clients may train and sample (repeatable); default: embedded.")] = None,
     api_key: Annotated[Optional[str], typer.Option(help=API_KEY_HELP, envvar=API_KEY_ENV, show_envvar=True)] = None,
+    longstraw: Annotated[str, typer.Option(help="Datums sharing a prompt train with the prompt computed once, without autograd (LongStraw): auto (groups sharing ≥ --longstraw-min-prefix tokens), on (any shared loss-free prefix) or off.")] = "auto",
+    longstraw_min_prefix: Annotated[int, typer.Option(help="Shared tokens from which auto uses LongStraw.")] = 512,
+    prefix_reuse_steps: Annotated[int, typer.Option(help="Keep a prompt's LongStraw state across this many optimizer steps when it comes back (stale by up to that many steps); 0: off.")] = 0,
+    longstraw_exact: Annotated[bool, typer.Option("--longstraw-exact", help="Also carry the gradient through the shared prompt (one more checkpointed pass over it): full backprop's gradient, memory still flat in the group size.")] = False,
 ) -> None:
     """Serve MinT over the Tinker HTTP protocol: the tinker SDK (TINKER_BASE_URL, a tml- key) or
     molt's ServiceClient(base_url=...) train and sample here. Only the bases named by --base are
     served, with caps on LoRA rank, runs, samples and queue depth. Runs live in memory: after a
     restart, resume from a saved state (create_training_client_from_state)."""
     from molt.http_server import serve
+    from molt.mint.longstraw import LongStraw
     from molt.mint.server import create_app
     from molt.mint.service import LocalService, MintLimits
 
     try:
-        service = LocalService(dtype, MintLimits(bases=tuple(base or ["embedded"])))
+        long_context = LongStraw(longstraw, longstraw_min_prefix, reuse_steps=prefix_reuse_steps, exact=longstraw_exact)
+        service = LocalService(dtype, MintLimits(bases=tuple(base or ["embedded"])), long_context)
     except ValueError as e:
         fail(e)
     auth = "API key required" if api_key else "no auth"
-    err.print(f"molt mint: http://{host}:{port} (bases {', '.join(service.limits.bases)}; dtype {str(service.dtype).removeprefix('torch.')}; checkpoints under $MOLT_HOME; {auth})")
+    err.print(f"molt mint: http://{host}:{port} (bases {', '.join(service.limits.bases)}; dtype {str(service.dtype).removeprefix('torch.')}; LongStraw {longstraw}{' exact' if longstraw_exact else ''}; checkpoints under $MOLT_HOME; {auth})")
     serve(create_app(service, token=api_key), host, port)
 
 
@@ -583,6 +589,42 @@ def bench_train(
     from molt.bench.train import TrainBenchConfig, run
 
     _run_bench(run, TrainBenchConfig(model, examples, rank, batch_size, max_length, dtype, trl_packing), json_output)
+
+
+@bench_app.command("longstraw")
+def bench_longstraw(
+    model: Source = "embedded",
+    groups: Annotated[str, typer.Option(help="Group sizes (completions sharing the prompt), comma-separated.")] = "1,2,4,8",
+    lengths: Annotated[str, typer.Option(help="Prompt lengths in tokens, comma-separated (capped at the model's positions minus the response).")] = "1024,2048,4096,8192",
+    response: Annotated[int, typer.Option(min=1, help="Tokens of each response.")] = 128,
+    rank: Annotated[int, typer.Option(min=1, help="LoRA rank on every attention and MLP projection.")] = 16,
+    dtype: Annotated[str, typer.Option(help="auto (bf16 where native), float32 or bfloat16.")] = "auto",
+    checkpoint_from: Annotated[int, typer.Option(min=1, help="Both paths checkpoint layers in a forward with more tokens than this; 1: always (the plain path's best memory setting).")] = 1,
+    memory_gb: Annotated[float, typer.Option(help="Memory budget: points predicted over it are skipped; the longest prompt is extrapolated to it.")] = 24.0,
+    max_step_s: Annotated[float, typer.Option(help="Skip points whose step is predicted to take longer.")] = 120.0,
+    gradient_length: Annotated[int, typer.Option(min=2, help="Prompt length of the gradient comparison (float32).")] = 1024,
+    seed: Annotated[int, typer.Option(help="Seed of the random prompt and responses.")] = 0,
+    plot: Annotated[Optional[Path], typer.Option(help="Write a PNG of peak memory and step time against group size.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """Peak memory and seconds of one RL step on a group sharing a long prompt, plain packed path
+    vs LongStraw (prompt once without autograd, one response at a time), over group sizes and
+    prompt lengths, each point in a fresh process; and LongStraw's gradient against plain backprop
+    with the prompt detached and against full backprop."""
+    from molt.bench.longstraw import LongStrawBenchConfig, run
+
+    config = LongStrawBenchConfig(model, _integers(groups, "--groups"), _integers(lengths, "--lengths"), response, rank, dtype, checkpoint_from, memory_gb, max_step_s, gradient_length, 4, seed, str(plot) if plot else None)
+    _bench(lambda out: run(config, out), json_output)
+
+
+def _integers(text: str, option: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        fail(f"{option} takes comma-separated whole numbers, not {text!r}")
+    if not values or min(values) < 1:
+        fail(f"{option} takes positive numbers, not {text!r}")
+    return values
 
 
 @bench_app.command("rl")

@@ -59,9 +59,9 @@ class Prompt(EnvGroupBuilder):
 
 
 class Prompts(RLDataset):
-    def __init__(self, count: int, seed: int, env: type[Env] = GoodWords):
+    def __init__(self, count: int, seed: int, env: type[Env] = GoodWords, length: int = 6):
         rng = random.Random(seed)
-        self.problems = [Prompt([rng.randrange(100, 5000) for _ in range(6)], env) for _ in range(count)]
+        self.problems = [Prompt([rng.randrange(100, 5000) for _ in range(length)], env) for _ in range(count)]
 
     def batches(self, batch_size: int, seed: int = 0) -> Iterator[list[EnvGroupBuilder]]:
         order = list(self.problems)
@@ -145,3 +145,17 @@ def test_routing_replay_keeps_the_learner_on_the_sampler(tmp_path, base):
     trained = [m for m in history if m["groups_kept"]]
     assert trained and all(m["routing_unreplayed:mean"] == 0 for m in trained)
     assert abs(trained[0]["sampler_learner_kl"]) < 1e-4  # the first step samples the policy it trains
+
+
+def test_groups_sharing_a_long_prompt_train_through_longstraw(tmp_path):
+    """A 600-token prompt per problem: each kept group goes to MinT whole and its prompt is
+    computed once (LongStraw, ``molt.mint.longstraw``), without any setting in the loop."""
+    engine = EngineConfig(model="tiny", max_model_len=1024, max_prefill_chunk=256)
+    with ServerThread(create_app(engine, load_model("tiny"))) as url:
+        config = RLConfig(adapter="long", steps=2, batch=2, group_size=4, lr=1e-2, max_tokens=8, eval_every=2, checkpoint_every=2, seed=1)
+        training = ServiceClient().create_lora_training_client("tiny", rank=8, seed=0)
+        problems, heldout = Prompts(4, 0, EvenTokens, length=600), Prompts(2, 9, EvenTokens, length=600).problems
+        run_rl(Run(config, problems, heldout, training, EngineSampler(url + "/v1"), tmp_path / "run"))
+    history = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert sum(m["groups_kept"] for m in history) > 0
+    assert all(m["longstraw_groups"] == m["groups_kept"] for m in history if m["groups_kept"])

@@ -29,8 +29,10 @@ from molt.forge.sampler import EngineSampler
 from molt.forge.trajectory import Trajectory, Transition, trajectory_datums
 from molt.home import write_atomic
 from molt.mint.checkpoints import resolve
+from molt.mint import longstraw
 from molt.mint.clients import TrainingClient
-from molt.mint.types import AdamParams
+from molt.mint.losses import loss_start, resolve_loss
+from molt.mint.types import AdamParams, Datum
 
 
 @dataclass(frozen=True)
@@ -135,10 +137,12 @@ def train_step(run: Run, step: int, batch: list[EnvGroupBuilder]) -> dict:
         "sampled_tokens": sum(len(tr.action) for g in groups for t in g for tr in t.transitions),
     }  # fmt: skip
     if datums:
-        chunks = list(_chunks(datums, config.tokens_per_call))
+        chunks = _calls(datums, config.tokens_per_call, resolve_loss(config.loss, config.loss_config)[2])
+        datums = [d for chunk in chunks for d in chunk]
         outputs = [run.training.forward_backward(chunk, config.loss, config.loss_config).result() for chunk in chunks]
         run.training.optim_step(AdamParams(learning_rate=config.lr)).result()
         metrics["loss"] = sum(o.metrics["loss:sum"] for o in outputs)
+        metrics["longstraw_groups"] = sum(o.metrics.get("longstraw_groups:sum", 0.0) for o in outputs)  # groups whose prompt was computed once
         for key in {k for o in outputs for k in o.metrics if k.endswith(":mean")}:  # per-call shares, weighted by the call's datums
             metrics[key] = sum(o.metrics.get(key, 0.0) * len(c) for o, c in zip(outputs, chunks)) / len(datums)
         metrics["sampler_learner_kl"] = _kl(datums, [out for o in outputs for out in o.loss_fn_outputs])
@@ -150,17 +154,25 @@ def train_step(run: Run, step: int, batch: list[EnvGroupBuilder]) -> dict:
     return metrics
 
 
-def _chunks(datums: list, tokens: int):
-    """Consecutive runs of datums of at most ``tokens`` tokens (a longer datum goes alone)."""
-    chunk, size = [], 0
-    for datum in datums:
-        if chunk and size + datum.model_input.length > tokens:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(datum)
-        size += datum.model_input.length
-    if chunk:
-        yield chunk
+def _calls(datums: list[Datum], tokens: int, loss_config: dict) -> list[list[Datum]]:
+    """The datums cut into ``forward_backward`` calls of about ``tokens`` tokens with a graph. A
+    group sharing a long prompt (``molt.mint.longstraw``) stays in one call, so the learner computes
+    its prompt once, and counts as its prompt plus its longest response, what LongStraw holds at once;
+    a unit over the budget goes alone."""
+    sequences = [d.model_input.to_ints() for d in datums]
+    starts = [loss_start({k: v.to_torch() for k, v in d.loss_fn_inputs.items()}, loss_config) for d in datums]
+    shared, plain = longstraw.plan(sequences, starts, longstraw.LongStraw())
+    units = [(g.members, g.length + max(len(sequences[m]) - g.length for m in g.members)) for g in shared]
+    units = sorted(units + [([i], len(sequences[i])) for i in plain])
+    calls: list[list[Datum]] = []
+    size = tokens
+    for members, cost in units:
+        if size + cost > tokens:
+            calls.append([])
+            size = 0
+        calls[-1] += [datums[m] for m in members]
+        size += cost
+    return calls
 
 
 def _kl(datums, outputs) -> float:

@@ -10,6 +10,9 @@
   Tinker defines them.
 - Sparse-MoE and sparse-attention bases: datums may carry the sampler's routing, which the
   forward replays (R3, ``molt.mint.routing``); LoRA never touches experts, routers or indexers.
+- Datums that share a long prompt (an RL group) take the LongStraw path (``molt.mint.longstraw``):
+  the prompt once without autograd, then one response at a time on top of it, so memory stays
+  flat in the group size. Past ``LongStraw.checkpoint_from`` tokens, layers are checkpointed.
 - In bfloat16 the frozen base is stored in bf16 and the forward runs under autocast, while the
   LoRA weights, their gradients and AdamW's moments stay float32 (mixed precision); float32
   gives exact, reproducible runs.
@@ -25,8 +28,9 @@ from peft import LoraConfig as PeftLoraConfig
 from peft import PeftModel, get_peft_model
 from peft.helpers import disable_input_dtype_casting
 
-from molt.mint.losses import check_inputs, mismatch_metrics, resolve_loss
-from molt.mint import packed, routing
+from molt.mint.losses import check_inputs, loss_start, mismatch_metrics, resolve_loss
+from molt.mint import longstraw, packed, routing
+from molt.mint.longstraw import LongStraw, Prefix, SharedPrefix
 from molt.mint.types import AdamParams, Datum, ForwardBackwardOutput, LoraConfig, TensorData
 from molt.models import LoadedModel, load_model
 from molt.models.moe import moe_routers
@@ -62,7 +66,7 @@ class Policy:
 class LocalBackend:
     """A resident base and the policies trained on it. Thread-safe: one lock around the model."""
 
-    def __init__(self, base_model: str, dtype: torch.dtype = torch.float32, loaded: LoadedModel | None = None):
+    def __init__(self, base_model: str, dtype: torch.dtype = torch.float32, loaded: LoadedModel | None = None, long_context: LongStraw = LongStraw()):
         if dtype not in (torch.float32, torch.bfloat16):
             raise ValueError(f"MinT trains in float32 or bfloat16, not {dtype}")
         self.base_model, self.dtype = base_model, dtype
@@ -75,6 +79,8 @@ class LocalBackend:
         self.model: PeftModel | None = None
         self.policies: dict[str, Policy] = {}
         self.lock = threading.Lock()
+        self.long_context = long_context
+        self.prefixes = longstraw.PrefixCache(long_context)
 
     def create_policy(self, name: str, config: LoraConfig) -> Policy:
         peft_config = PeftLoraConfig(r=config.rank, lora_alpha=config.rank, target_modules=target_modules(config, bool(self.routers)), lora_dropout=0.0)
@@ -94,6 +100,13 @@ class LocalBackend:
             self.policies[name] = policy
         return policy
 
+    def _activate(self, policy: Policy):
+        """Make ``policy`` the adapter forwards use; return the transformers model under PEFT."""
+        self.model.set_adapter(policy.name)
+        for p in policy.parameters:  # set_adapter may freeze; this policy's weights always learn
+            p.requires_grad_(True)
+        return self.model.get_base_model()
+
     def _logprobs(
         self, policy: Policy, tokens: list[list[int]], targets: torch.Tensor, grad: bool,
         replay: contextlib.AbstractContextManager = contextlib.nullcontext(), forward_kwargs: dict | None = None,
@@ -101,14 +114,42 @@ class LocalBackend:
         """Logprob of each sequence's target tokens (``targets``: all of them, concatenated) under the
         policy: one (T_i,) tensor per sequence. ``replay`` and ``forward_kwargs``: the routing
         replay's (``molt.mint.routing.prepare``)."""
-        self.model.set_adapter(policy.name)
-        for p in policy.parameters:  # set_adapter may freeze; this policy's weights always learn
-            p.requires_grad_(True)
-        causal_lm = self.model.get_base_model()
-        with torch.set_grad_enabled(grad), self._precision(), replay:
+        causal_lm = self._activate(policy)
+        long = grad and sum(map(len, tokens)) > self.long_context.checkpoint_from
+        with torch.set_grad_enabled(grad), self._precision(), replay, longstraw.checkpointed(causal_lm, long):
             hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens), **(forward_kwargs or {})).last_hidden_state[0]  # (N, hidden)
-            logprobs = packed.target_logprobs(causal_lm.get_output_embeddings(), hidden, targets)
+            logprobs = packed.target_logprobs(causal_lm.get_output_embeddings(), hidden, targets, checkpointed=long)
         return list(logprobs.split([len(t) for t in tokens]))
+
+    def _shared_prefix(self, policy: Policy, group: SharedPrefix, tokens: list[list[int]], inputs: list[dict], loss, config: dict, grad: bool, logprobs: list) -> tuple[torch.Tensor, Prefix]:
+        """LongStraw on one group: the prefix once (or kept from an earlier step), then each
+        member's response with autograd, its loss backpropagated and its graph freed before the next."""
+        causal_lm, n = self._activate(policy), group.length
+        lm_head = causal_lm.get_output_embeddings()
+        with self._precision(), torch.no_grad():
+            prefix = self.prefixes.get(policy.name, tokens[group.members[0]][:n], policy.steps)
+            if prefix is None:
+                prefix = longstraw.run_prefix(causal_lm, tokens[group.members[0]][:n], policy.steps, exact=grad and self.long_context.exact)
+                self.prefixes.put(policy.name, prefix)
+            heads = torch.stack([inputs[m]["target_tokens"][:n].long() for m in group.members], 1)
+            before = packed.target_logprobs(lm_head, prefix.hidden, heads).unbind(1)  # one logits pass for the group
+        total = torch.zeros(())
+        for member, head in zip(group.members, before):
+            response = tokens[member][n:]
+            long = grad and n + len(response) > self.long_context.checkpoint_from  # its graph would hold every layer's K/V
+            with torch.set_grad_enabled(grad), self._precision(), longstraw.checkpointed(causal_lm, long):
+                hidden = longstraw.response_hidden(causal_lm, prefix, response)
+                tail = packed.target_logprobs(lm_head, hidden, inputs[member]["target_tokens"][n:].long(), checkpointed=long)
+                logprobs[member] = torch.cat([head, tail])
+                value = loss(logprobs[member], inputs[member], config)
+            if grad:
+                value.backward()
+            logprobs[member] = logprobs[member].detach()  # the graph's nodes would keep ~100 MB each alive at 8K
+            total += value.detach()
+        if grad and self.long_context.exact:
+            with self._precision():
+                longstraw.backprop_prefix(causal_lm, prefix)
+        return total, prefix
 
     def _precision(self):
         if self.dtype == torch.float32:
@@ -127,16 +168,32 @@ class LocalBackend:
             check_inputs(loss_fn, required, datum_inputs, datum.model_input.length)
             routing.check_routing(datum_inputs, datum.model_input.length, self.routers, self.indexers)
         replay, forward_kwargs = routing.prepare(inputs, self.routers, self.indexers)
+        tokens = [d.model_input.to_ints() for d in data]
+        if any(key in inputs[0] for key in routing.ROUTING_INPUTS):  # replay follows one packed row
+            shared, plain = [], list(range(len(data)))
+        else:
+            shared, plain = longstraw.plan(tokens, [loss_start(d, config) for d in inputs], self.long_context)
+        logprobs: list[torch.Tensor] = [torch.empty(0)] * len(data)
+        total, metrics = torch.zeros(()), {}
         with self.lock:
-            targets = torch.cat([datum_inputs["target_tokens"].long() for datum_inputs in inputs])
-            logprobs = self._logprobs(policy, [d.model_input.to_ints() for d in data], targets, backward, replay, forward_kwargs)
-            total = sum(fn(lp, datum_inputs, config) for lp, datum_inputs in zip(logprobs, inputs))
-            if backward:
-                total.backward()
+            if plain:
+                targets = torch.cat([inputs[i]["target_tokens"].long() for i in plain])
+                for i, lp in zip(plain, self._logprobs(policy, [tokens[i] for i in plain], targets, backward, replay, forward_kwargs)):
+                    logprobs[i] = lp
+                part = sum(fn(logprobs[i], inputs[i], config) for i in plain)
+                if backward:
+                    part.backward()
+                total += part.detach()
+            for group in shared:
+                part, prefix = self._shared_prefix(policy, group, tokens, inputs, fn, config, backward, logprobs)
+                total += part
+                metrics["longstraw_groups:sum"] = metrics.get("longstraw_groups:sum", 0.0) + 1
+                metrics["longstraw_prefix_tokens:sum"] = metrics.get("longstraw_prefix_tokens:sum", 0.0) + group.length
+                metrics["longstraw_prefix_staleness:max"] = max(metrics.get("longstraw_prefix_staleness:max", 0.0), policy.steps - prefix.step)
         return ForwardBackwardOutput(
             loss_fn_output_type=loss_fn,
             loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],
-            metrics={"loss:sum": float(total.detach())} | mismatch_metrics(logprobs, inputs, config),
+            metrics={"loss:sum": float(total)} | metrics | mismatch_metrics(logprobs, inputs, config),
         )
 
     def optim_step(self, policy: Policy, params: AdamParams) -> dict[str, float]:

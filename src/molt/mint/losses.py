@@ -86,6 +86,15 @@ def dro(logprobs: torch.Tensor, inputs: dict[str, torch.Tensor], config: dict[st
     return -((logprobs * inputs["advantages"] - penalty) * _trusted(logprobs, inputs, config)).sum()
 
 
+def loss_start(inputs: dict[str, torch.Tensor], config: dict[str, float]) -> int:
+    """The first position whose logprob enters the loss (its length if none does): a nonzero weight
+    or advantage; under dro's penalty (β > 0) every position does."""
+    if config.get("beta"):
+        return 0
+    acting = (inputs["weights"] if "weights" in inputs else inputs["advantages"]).nonzero()
+    return int(acting[0, 0]) if len(acting) else len(inputs["target_tokens"])
+
+
 def mismatch_metrics(logprobs: list[torch.Tensor], inputs: list[dict[str, torch.Tensor]], config: dict[str, float]) -> dict[str, float]:
     """Shares of the tokens with an advantage (or weight) that IcePop masked, TIS truncated and
     routing replay could not replay (when on)."""

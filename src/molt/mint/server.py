@@ -170,9 +170,10 @@ class TinkerState:
             with sequencer.lock:
                 sequencer.seen = {seq: rid for seq, rid in sequencer.seen.items() if rid in self.futures or seq in sequencer.parked}
 
-    def run_call(self, model_id: str, seq_id: int | None, op: str, request) -> str:
+    def run_call(self, model_id: str, seq_id: int | None, op: str, request, check: Callable[[], None] = lambda: None) -> str:
         """Queue one training call in its run's seq_id order; errors a call can have before it
-        is queued (unknown run, full queue) are raised here when its turn is now."""
+        is queued (unknown run, full queue, ``check``'s) are raised here when its turn is now. A
+        refused call still takes its seq_id's turn, so the run's next call does not wait for it."""
         self.service.run(model_id)
         self.touched[model_id] = time.time()
         request_id, future = self.new_request(op)
@@ -180,6 +181,7 @@ class TinkerState:
 
         def start() -> None:
             try:
+                check()
                 chain(self.service.submit(op, request)._future, future)
             except Exception as e:
                 if immediate:
@@ -317,10 +319,13 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
         if request.headers.get("content-encoding") == "zstd":
             raise wire.UnsupportedError("zstd request bodies are not enabled on this server")
         forward, seq_id, forward_only = wire.forward_request_from_pb(body)
-        if forward.loss_fn not in LOSSES:
-            raise LossInputError(f"unknown loss_fn {forward.loss_fn!r}; MinT has {', '.join(LOSSES)} (custom losses: forward_backward_custom)")
+
+        def known_loss() -> None:
+            if forward.loss_fn not in LOSSES:
+                raise LossInputError(f"unknown loss_fn {forward.loss_fn!r}; MinT has {', '.join(LOSSES)} (custom losses: forward_backward_custom)")
+
         op = "forward" if forward_only else "forward_backward"
-        return {"request_id": await asyncio.to_thread(state.run_call, forward.model_id, seq_id, op, forward), "model_id": forward.model_id}
+        return {"request_id": await asyncio.to_thread(state.run_call, forward.model_id, seq_id, op, forward, known_loss), "model_id": forward.model_id}
 
     @app.post("/api/v1/optim_step")
     def optim_step(body: dict) -> dict:

@@ -18,6 +18,7 @@ from molt.mint import checkpoints
 from molt.mint.backend import LocalBackend, Policy
 from molt.mint.checkpoints import CheckpointError, resolve
 from molt.mint.futures import APIFuture, OrderedWorker
+from molt.mint.longstraw import LongStraw
 from molt.mint.operations import (
     REQUESTS,
     CreateModelRequest,
@@ -83,8 +84,8 @@ class TrainingRun:
 
 
 class LocalService:
-    def __init__(self, dtype: str = "float32", limits: MintLimits = MintLimits()):
-        self.dtype, self.limits = resolve_dtype(dtype), limits
+    def __init__(self, dtype: str = "float32", limits: MintLimits = MintLimits(), long_context: LongStraw = LongStraw()):
+        self.dtype, self.limits, self.long_context = resolve_dtype(dtype), limits, long_context
         self._backends: dict[str, tuple[LocalBackend, OrderedWorker]] = {}
         self._runs: dict[str, TrainingRun] = {}
         self._samplers: dict[str, SamplingSession] = {}
@@ -100,7 +101,7 @@ class LocalService:
         if len(self._runs) >= self.limits.max_runs:
             raise LimitError(f"this server holds {len(self._runs)} training runs, its limit")
         if request.base_model not in self._backends:
-            self._backends[request.base_model] = (LocalBackend(request.base_model, self.dtype), OrderedWorker(f"mint-{request.base_model}"))
+            self._backends[request.base_model] = (LocalBackend(request.base_model, self.dtype, long_context=self.long_context), OrderedWorker(f"mint-{request.base_model}"))
         backend, worker = self._backends[request.base_model]
         policy = backend.create_policy(name or f"run-{uuid.uuid4().hex[:12]}", request.lora_config)
         self._runs[policy.name] = TrainingRun(backend, policy, worker)

@@ -1,0 +1,214 @@
+"""LongStraw: a group of datums that share a long prompt trains with the prompt computed once.
+
+In group RL every completion of a problem repeats the problem's prompt (history, tool schemas,
+documents). The plain path packs all of them, so activation memory grows with group size × prompt
+length. LongStraw runs the shared prefix once under ``no_grad``, keeps each layer's keys and values
+(``Prefix``), then replays one response at a time with autograd on top of them: forward, loss,
+backward, graph freed, gradients accumulated. Peak memory is then the prefix's KV plus one
+response's graph, flat in the group size.
+
+By default the prompt is *detached*: no gradient reaches the LoRA weights through the prompt's
+keys and values. The gradient then equals plain backprop with the prompt's K/V detached (the
+reference, ``molt_detached`` in ``molt.mint.packed``), not full backprop; ``molt bench
+longstraw`` reports both cosines. ``exact`` closes the gap: the prompt's K/V are leaves that sum
+each response's gradient on them, and one more pass through the prompt, with autograd and its
+layers checkpointed, carries that sum to the LoRA weights. That is full backprop's gradient for
+one extra prompt forward and backward, with memory still flat in the group size. Only a prefix that carries no loss is shared, so every position
+whose logprob enters the loss keeps its full gradient path through the response.
+
+When (``LongStraw.mode``):
+    auto  datums sharing at least ``min_prefix`` tokens, two or more of them (a group)
+    on    every datum over any shared loss-free prefix, even alone (one long prompt, one answer)
+    off   the plain packed path always
+Datums carrying routing replay (sparse-MoE or sparse-attention bases) take the plain path.
+
+A very long response also fits: beyond ``checkpoint_from`` tokens the decoder layers run under
+activation checkpointing and the logits are computed and freed chunk by chunk (the plain path
+does the same past that many tokens in one call). With ``reuse_steps`` > 0 a prefix is kept and
+reused for that many optimizer steps when the same prompt comes back; its K/V were then computed
+with older adapter weights, and ``longstraw_prefix_staleness:max`` says by how many steps.
+"""
+
+import contextlib
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
+
+MODES = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class LongStraw:
+    mode: str = "auto"
+    min_prefix: int = 512
+    """Shared tokens that make a group worth it (auto)."""
+    checkpoint_from: int = 4096
+    """Tokens with a graph in one forward beyond which layers are checkpointed."""
+    reuse_steps: int = 0
+    """Optimizer steps a prefix's K/V may be reused across; 0: computed afresh every call."""
+    kept_prefixes: int = 2
+    exact: bool = False
+    """Also carry the gradient through the prompt: the responses' gradients w.r.t. its K/V are
+    summed, then one checkpointed pass through the prompt takes them to the LoRA weights. The
+    gradient is full backprop's; memory is one prompt's checkpointed graph, still flat in G."""
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"LongStraw mode is one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.min_prefix < 1 or self.checkpoint_from < 1 or self.reuse_steps < 0:
+            raise ValueError("LongStraw min_prefix and checkpoint_from must be ≥ 1 and reuse_steps ≥ 0")
+        if self.exact and self.reuse_steps:
+            raise ValueError("exact LongStraw recomputes the prompt with the current weights; it cannot reuse a stale one (reuse_steps=0)")
+
+
+@dataclass(frozen=True)
+class SharedPrefix:
+    members: list[int]
+    """Indices of the datums in the request."""
+    length: int
+
+
+def common_prefix(sequences: list[list[int]]) -> int:
+    first, n = sequences[0], min(len(s) for s in sequences)
+    for i in range(n):
+        if any(s[i] != first[i] for s in sequences[1:]):
+            return i
+    return n
+
+
+def plan(tokens: list[list[int]], loss_starts: list[int], settings: LongStraw) -> tuple[list[SharedPrefix], list[int]]:
+    """Which datums share a prefix (and how long), and which take the plain path.
+
+    ``loss_starts[i]``: datum i's first position that enters the loss; a shared prefix stops
+    before it, and before each datum's last position (every member keeps a response)."""
+    if settings.mode == "off":
+        return [], list(range(len(tokens)))
+    threshold, smallest = (1, 1) if settings.mode == "on" else (settings.min_prefix, 2)
+    room = [min(start, len(t) - 1) for t, start in zip(tokens, loss_starts)]
+    buckets: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    rest = []
+    for i, t in enumerate(tokens):
+        (buckets[tuple(t[:threshold])] if room[i] >= threshold else rest).append(i)
+    groups = []
+    for members in buckets.values():
+        if len(members) < smallest:
+            rest += members
+            continue
+        length = min(common_prefix([tokens[m] for m in members]), *(room[m] for m in members))
+        groups.append(SharedPrefix(members, length))
+    return groups, sorted(rest)
+
+
+class Prefix:
+    """A prompt's per-layer keys and values (post-RoPE, no autograd), and its last hidden states.
+
+    The attention hook (``molt.mint.packed.packed_attention``) calls ``attend``: while recording it
+    stores each layer's K/V and attends causally; afterwards a response's queries attend to the
+    stored K/V followed by the response's own, causally aligned at the bottom right."""
+
+    def __init__(self, tokens: list[int], step: int, keep_graph: bool = False):
+        self.tokens, self.step, self.keep_graph = tokens, step, keep_graph
+        self.keys: dict[int, torch.Tensor] = {}
+        self.values: dict[int, torch.Tensor] = {}
+        self.hidden: torch.Tensor | None = None
+        self.recording = True
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def attend(self, module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, scaling: float | None) -> torch.Tensor:
+        layer = module.layer_idx
+        if self.recording:
+            self.keys[layer], self.values[layer] = (key, value) if self.keep_graph else (key.detach(), value.detach())
+            out = F.scaled_dot_product_attention(query, key, value, is_causal=True, scale=scaling, enable_gqa=True)
+        else:
+            key, value = torch.cat([self.keys[layer], key], 2), torch.cat([self.values[layer], value], 2)
+            mask = causal_lower_right(query.shape[2], key.shape[2])
+            out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=scaling, enable_gqa=True)
+        return out.transpose(1, 2)  # (1, N, H, D), as transformers expects
+
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in [*self.keys.values(), *self.values.values()])
+
+
+@contextlib.contextmanager
+def checkpointed(causal_lm, on: bool):
+    """Activation checkpointing of every decoder layer for the duration (non-reentrant, so the
+    prefix and the segment lengths pass through as keyword arguments)."""
+    if not on:
+        yield
+        return
+    training = causal_lm.training
+    causal_lm.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    causal_lm.train()  # transformers checkpoints only in training mode; no dropout is active in LoRA here
+    try:
+        yield
+    finally:
+        causal_lm.activation_checkpointing_disable()
+        causal_lm.train(training)
+
+
+def _prefix_forward(causal_lm, prefix: Prefix) -> torch.Tensor:
+    tokens = prefix.tokens
+    return causal_lm.get_decoder()(input_ids=torch.tensor([tokens]), position_ids=torch.arange(len(tokens))[None], molt_prefix=prefix, use_cache=False).last_hidden_state[0]
+
+
+def run_prefix(causal_lm, tokens: list[int], step: int, exact: bool = False) -> Prefix:
+    """The prompt without autograd. ``exact``: its K/V become leaves that sum the responses' gradients."""
+    prefix = Prefix(tokens, step)
+    with torch.no_grad():
+        prefix.hidden = _prefix_forward(causal_lm, prefix)
+    prefix.recording = False
+    if exact:
+        for t in [*prefix.keys.values(), *prefix.values.values()]:
+            t.requires_grad_(True)
+    return prefix
+
+
+def backprop_prefix(causal_lm, prefix: Prefix) -> None:
+    """Exact mode, after every response: the prompt once more with autograd (layers checkpointed),
+    and its K/V backpropagated with the gradients the responses summed on them."""
+    again = Prefix(prefix.tokens, prefix.step, keep_graph=True)
+    with checkpointed(causal_lm, True):
+        _prefix_forward(causal_lm, again)
+    layers = [layer for layer in sorted(prefix.keys) if prefix.keys[layer].grad is not None]
+    outputs = [again.keys[layer] for layer in layers] + [again.values[layer] for layer in layers]
+    grads = [prefix.keys[layer].grad for layer in layers] + [prefix.values[layer].grad for layer in layers]
+    if outputs:
+        torch.autograd.backward(outputs, grads)
+    for t in [*prefix.keys.values(), *prefix.values.values()]:
+        t.grad = None
+
+
+def response_hidden(causal_lm, prefix: Prefix, tokens: list[int]) -> torch.Tensor:
+    """The response's last hidden states (len(tokens), d), with autograd, attending to the prefix."""
+    positions = torch.arange(len(prefix), len(prefix) + len(tokens))[None]
+    return causal_lm.get_decoder()(input_ids=torch.tensor([tokens]), position_ids=positions, molt_prefix=prefix, use_cache=False).last_hidden_state[0]
+
+
+class PrefixCache:
+    """Prefixes kept across optimizer steps (``reuse_steps``), newest last, per policy."""
+
+    def __init__(self, settings: LongStraw):
+        self.settings = settings
+        self.kept: OrderedDict[tuple[str, int], Prefix] = OrderedDict()
+
+    def get(self, policy: str, tokens: list[int], step: int) -> Prefix | None:
+        prefix = self.kept.get((policy, hash(tuple(tokens))))
+        if prefix is None or prefix.tokens != tokens or step - prefix.step >= self.settings.reuse_steps:
+            return None
+        self.kept.move_to_end((policy, hash(tuple(tokens))))
+        return prefix
+
+    def put(self, policy: str, prefix: Prefix) -> None:
+        if self.settings.reuse_steps:
+            self.kept[(policy, hash(tuple(prefix.tokens)))] = prefix
+            while len(self.kept) > self.settings.kept_prefixes:
+                self.kept.popitem(last=False)
+
+    def forget(self, policy: str) -> None:
+        for key in [k for k in self.kept if k[0] == policy]:
+            del self.kept[key]
