@@ -5,9 +5,10 @@ checkpointed long responses, prefixes kept across steps, and the RL loop's calls
 import pytest
 import torch
 
+from molt.bench.longstraw import bench_group
 from molt.forge.loop import _calls
 from molt.http_server import ServerThread
-from molt.mint import Datum, ModelInput
+from molt.mint import Datum
 from molt.mint.backend import LocalBackend
 from molt.mint.clients import ServiceClient
 from molt.mint.longstraw import LongStraw, plan
@@ -19,17 +20,9 @@ from molt.mint.types import AdamParams, LoraConfig
 PROMPT, RESPONSE, GROUP = 40, 8, 4
 
 
-def group(prompt: int = PROMPT, response: int = RESPONSE, size: int = GROUP, seed: int = 0, vocab: int = 500) -> list[Datum]:
+def group(prompt: int = PROMPT, response: int = RESPONSE, size: int = GROUP, seed: int = 0) -> list[Datum]:
     """``size`` RL datums: one random prompt, a different response each, advantages ±1 on it."""
-    g = torch.Generator().manual_seed(seed)
-    shared = torch.randint(5, vocab, (prompt,), generator=g).tolist()
-    data = []
-    for i in range(size):
-        tokens = shared + torch.randint(5, vocab, (response,), generator=g).tolist()
-        acting = [0.0] * (prompt - 1) + [1.0] * response
-        inputs = {"target_tokens": tokens[1:], "logprobs": [-2.0 * a for a in acting], "advantages": [(-1.0) ** i * a for a in acting]}
-        data.append(Datum(model_input=ModelInput.from_ints(tokens[:-1]), loss_fn_inputs=inputs))
-    return data
+    return bench_group(500, prompt, response, size, seed)
 
 
 @pytest.fixture(scope="module")
