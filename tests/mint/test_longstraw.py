@@ -75,6 +75,10 @@ def test_plan_shares_only_loss_free_prefixes_of_groups():
     shared, rest = plan([c], [9], LongStraw(mode="on"))
     assert [(g.members, g.length) for g in shared] == [([0], 4)] and rest == []  # keeps one response token
     assert plan([a, b], [5, 5], LongStraw(mode="off")) == ([], [0, 1])
+    system, first, second = [1] * 4, [2, 2, 2], [3, 3, 3]  # two problems after one system prompt
+    answers = [system + first + [9, i] for i in range(3)] + [system + second + [8, i] for i in range(3)]
+    shared, _ = plan(answers, [7] * 6, LongStraw(min_prefix=4))
+    assert sorted((sorted(g.members), g.length) for g in shared) == [([0, 1, 2], 7), ([3, 4, 5], 7)]
     with pytest.raises(ValueError, match="auto, on, off"):
         LongStraw(mode="sometimes")
 
@@ -114,6 +118,8 @@ def test_checkpointed_long_responses_give_the_same_gradient(backend):
     _, plain = gradient(backend, data, LongStraw(mode="off"))
     _, plain_checkpointed = gradient(backend, data, LongStraw(mode="off", checkpoint_from=8))
     torch.testing.assert_close(plain_checkpointed, plain, atol=1e-6, rtol=1e-5)
+    causal_lm = backend.model.get_base_model()
+    assert not causal_lm.is_gradient_checkpointing and not getattr(causal_lm, "_require_grads_hooks", [])  # nothing left on
 
 
 def test_mixed_requests_share_what_they_can_and_keep_their_order(backend):
@@ -129,9 +135,9 @@ def test_mixed_requests_share_what_they_can_and_keep_their_order(backend):
 
 
 def test_a_kept_prefix_is_reused_and_says_how_stale_it_is(backend):
-    """With reuse_steps=2 the prompt's state computed at step 0 serves step 1 too (its prompt
+    """With reuse_steps=1 the prompt's state computed at step 0 serves step 1 too (its prompt
     logprobs then differ from a fresh forward's), and step 2 computes it afresh."""
-    policy, kept = backend.policies["moved"], LongStraw(min_prefix=16, reuse_steps=2)
+    policy, kept = backend.policies["moved"], LongStraw(min_prefix=16, reuse_steps=1)
     backend.prefixes.settings = kept
     data = group(seed=4)
     staleness, fresh = [], []
@@ -147,6 +153,30 @@ def test_a_kept_prefix_is_reused_and_says_how_stale_it_is(backend):
     backend.prefixes.kept.clear()
     assert staleness == [0.0, 1.0, 0.0]
     assert fresh == [True, False, True]
+
+
+def test_a_call_that_fails_halfway_leaves_the_gradients_as_they_were(backend):
+    """The plain datum and the group's first response are backpropagated before the second
+    response fails (a target outside the vocabulary): nothing of the call stays accumulated."""
+    policy = backend.policies["moved"]
+    backend.long_context = LongStraw(min_prefix=16)
+    first, second = group(seed=8, size=2)
+    broken = second.model_copy(deep=True)
+    broken.loss_fn_inputs["target_tokens"].data[-1] = 10**9
+    backend.forward_backward(policy, group(seed=9, size=1), "importance_sampling", None)
+    before = [p.grad.clone() for p in policy.parameters]
+    with pytest.raises((IndexError, RuntimeError)):
+        backend.forward_backward(policy, [group(seed=10, prompt=8, size=1)[0], first, broken], "importance_sampling", None)
+    assert all(torch.equal(p.grad, b) for p, b in zip(policy.parameters, before))
+    policy.optimizer.zero_grad(set_to_none=True)
+
+
+def test_a_sparse_attention_base_always_takes_the_plain_path():
+    """Its indexer picks the positions each query attends, which the shared K/V path would skip."""
+    backend = LocalBackend("tiny:qwen3_dsa", torch.float32, long_context=LongStraw(mode="on"))
+    policy = backend.create_policy("dsa", LoraConfig(rank=4, seed=0))
+    out = backend.forward_backward(policy, group(), "importance_sampling", None)
+    assert "longstraw_groups:sum" not in out.metrics
 
 
 def test_the_tinker_api_trains_the_same_way_with_longstraw_on_the_server():

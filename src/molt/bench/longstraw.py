@@ -7,7 +7,7 @@ Each point is one ``forward_backward`` + ``optim_step`` of the importance-sampli
 datums: one random prompt of L tokens (seeded, from the whole vocabulary) and G different random
 responses, advantages ±1 on the responses. Both paths run the same MinT backend in a fresh
 subprocess, with the same settings: the base in the dtype ``auto`` resolves to, memory-efficient
-attention past ``FLASH_FROM`` tokens, and activation checkpointing with checkpointed logit chunks
+attention past ``SDPA_FROM`` tokens, and activation checkpointing with checkpointed logit chunks
 in every forward (``--checkpoint-from 1``), the plain path's best setting for memory (without it,
 1K prompts × G=2 took 7.8 GB and × G=4, checkpointed, 2.6 GB).
 Peak memory is the process's high-water RSS during the step, measured after the model is loaded

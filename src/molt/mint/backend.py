@@ -115,7 +115,8 @@ class LocalBackend:
         policy: one (T_i,) tensor per sequence. ``replay`` and ``forward_kwargs``: the routing
         replay's (``molt.mint.routing.prepare``)."""
         causal_lm = self._activate(policy)
-        long = grad and sum(map(len, tokens)) > self.long_context.checkpoint_from
+        routed = forward_kwargs or not isinstance(replay, contextlib.nullcontext)  # a recompute would route afresh
+        long = grad and not routed and sum(map(len, tokens)) > self.long_context.checkpoint_from
         with torch.set_grad_enabled(grad), self._precision(), replay, longstraw.checkpointed(causal_lm, long):
             hidden = causal_lm.get_decoder()(**packed.packed_inputs(tokens), **(forward_kwargs or {})).last_hidden_state[0]  # (N, hidden)
             logprobs = packed.target_logprobs(causal_lm.get_output_embeddings(), hidden, targets, checkpointed=long)
@@ -169,27 +170,46 @@ class LocalBackend:
             routing.check_routing(datum_inputs, datum.model_input.length, self.routers, self.indexers)
         replay, forward_kwargs = routing.prepare(inputs, self.routers, self.indexers)
         tokens = [d.model_input.to_ints() for d in data]
-        if any(key in inputs[0] for key in routing.ROUTING_INPUTS):  # replay follows one packed row
+        if self.indexers or any(key in inputs[0] for key in routing.ROUTING_INPUTS):  # replay and indexers need one packed row
             shared, plain = [], list(range(len(data)))
         else:
             shared, plain = longstraw.plan(tokens, [loss_start(d, config) for d in inputs], self.long_context)
-        logprobs: list[torch.Tensor] = [torch.empty(0)] * len(data)
+        with self.lock, self._grads_kept_on_failure(policy, backward):
+            return self._forward_backward(policy, inputs, tokens, shared, plain, fn, loss_fn, config, backward, replay, forward_kwargs)
+
+    @contextlib.contextmanager
+    def _grads_kept_on_failure(self, policy: Policy, backward: bool):
+        """A call that fails halfway (one group backpropagated, the next out of memory) leaves the
+        accumulated gradients as they were before it, so a retry does not count a part twice."""
+        before = [None if p.grad is None else p.grad.clone() for p in policy.parameters] if backward else []
+        try:
+            yield
+        except BaseException:
+            for p, grad in zip(policy.parameters, before):
+                p.grad = grad
+            raise
+
+    def _forward_backward(
+        self, policy: Policy, inputs: list[dict], tokens: list[list[int]], shared: list[SharedPrefix], plain: list[int],
+        loss, loss_fn: str, config: dict, backward: bool, replay: contextlib.AbstractContextManager, forward_kwargs: dict,
+    ) -> ForwardBackwardOutput:  # fmt: skip
+        """The plain datums as one packed row, then each LongStraw group; outputs in request order."""
+        logprobs: list[torch.Tensor] = [torch.empty(0)] * len(inputs)
         total, metrics = torch.zeros(()), {}
-        with self.lock:
-            if plain:
-                targets = torch.cat([inputs[i]["target_tokens"].long() for i in plain])
-                for i, lp in zip(plain, self._logprobs(policy, [tokens[i] for i in plain], targets, backward, replay, forward_kwargs)):
-                    logprobs[i] = lp
-                part = sum(fn(logprobs[i], inputs[i], config) for i in plain)
-                if backward:
-                    part.backward()
-                total += part.detach()
-            for group in shared:
-                part, prefix = self._shared_prefix(policy, group, tokens, inputs, fn, config, backward, logprobs)
-                total += part
-                metrics["longstraw_groups:sum"] = metrics.get("longstraw_groups:sum", 0.0) + 1
-                metrics["longstraw_prefix_tokens:sum"] = metrics.get("longstraw_prefix_tokens:sum", 0.0) + group.length
-                metrics["longstraw_prefix_staleness:max"] = max(metrics.get("longstraw_prefix_staleness:max", 0.0), policy.steps - prefix.step)
+        if plain:
+            targets = torch.cat([inputs[i]["target_tokens"].long() for i in plain])
+            for i, lp in zip(plain, self._logprobs(policy, [tokens[i] for i in plain], targets, backward, replay, forward_kwargs)):
+                logprobs[i] = lp
+            part = sum(loss(logprobs[i], inputs[i], config) for i in plain)
+            if backward:
+                part.backward()
+            total += part.detach()
+        for group in shared:
+            part, prefix = self._shared_prefix(policy, group, tokens, inputs, loss, config, backward, logprobs)
+            total += part
+            metrics["longstraw_groups:sum"] = metrics.get("longstraw_groups:sum", 0.0) + 1
+            metrics["longstraw_prefix_tokens:sum"] = metrics.get("longstraw_prefix_tokens:sum", 0.0) + group.length
+            metrics["longstraw_prefix_staleness:max"] = max(metrics.get("longstraw_prefix_staleness:max", 0.0), policy.steps - prefix.step)
         return ForwardBackwardOutput(
             loss_fn_output_type=loss_fn,
             loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],

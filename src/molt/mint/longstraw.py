@@ -20,7 +20,8 @@ When (``LongStraw.mode``):
     auto  datums sharing at least ``min_prefix`` tokens, two or more of them (a group)
     on    every datum over any shared loss-free prefix, even alone (one long prompt, one answer)
     off   the plain packed path always
-Datums carrying routing replay (sparse-MoE or sparse-attention bases) take the plain path.
+Datums carrying routing replay (sparse-MoE bases), and every datum on a sparse-attention base (its
+indexer picks the attended positions), take the plain path.
 
 A very long response also fits: beyond ``checkpoint_from`` tokens the decoder layers run under
 activation checkpointing and the logits are computed and freed chunk by chunk (the plain path
@@ -48,7 +49,7 @@ class LongStraw:
     checkpoint_from: int = 4096
     """Tokens with a graph in one forward beyond which layers are checkpointed."""
     reuse_steps: int = 0
-    """Optimizer steps a prefix's K/V may be reused across; 0: computed afresh every call."""
+    """How many optimizer steps old a kept prefix's K/V may be when reused; 0: computed afresh every call."""
     kept_prefixes: int = 2
     exact: bool = False
     """Also carry the gradient through the prompt: the responses' gradients w.r.t. its K/V are
@@ -93,13 +94,28 @@ def plan(tokens: list[list[int]], loss_starts: list[int], settings: LongStraw) -
     for i, t in enumerate(tokens):
         (buckets[tuple(t[:threshold])] if room[i] >= threshold else rest).append(i)
     groups = []
-    for members in buckets.values():
-        if len(members) < smallest:
-            rest += members
-            continue
-        length = min(common_prefix([tokens[m] for m in members]), *(room[m] for m in members))
-        groups.append(SharedPrefix(members, length))
+    for bucket in buckets.values():
+        for members in _split(sorted(bucket, key=lambda m: tokens[m][: room[m]]), tokens, room):
+            if len(members) < smallest:
+                rest += members
+                continue
+            length = min(common_prefix([tokens[m] for m in members]), *(room[m] for m in members))
+            groups.append(SharedPrefix(members, length))
     return groups, sorted(rest)
+
+
+def _split(members: list[int], tokens: list[list[int]], room: list[int]) -> list[list[int]]:
+    """Members sorted by their loss-free tokens, cut where neighbours share only the run's shortest
+    prefix, as long as every piece keeps two members: problems that share a system prompt, each
+    with its group of responses, become one group per problem, each sharing its whole prompt."""
+    if len(members) < 4:
+        return [members]
+    shared = [min(common_prefix([tokens[a], tokens[b]]), room[a], room[b]) for a, b in zip(members, members[1:])]
+    cuts = [i + 1 for i, n in enumerate(shared) if n == min(shared)]
+    pieces = [members[a:b] for a, b in zip([0, *cuts], [*cuts, len(members)])]
+    if len(pieces) == 1 or min(map(len, pieces)) < 2:
+        return [members]
+    return [group for piece in pieces for group in _split(piece, tokens, room)]
 
 
 class Prefix:
@@ -115,6 +131,8 @@ class Prefix:
         self.values: dict[int, torch.Tensor] = {}
         self.hidden: torch.Tensor | None = None
         self.recording = True
+        self.grads: dict[int, torch.Tensor] = {}
+        """Exact mode: each K/V leaf's gradient (by id) summed over the responses, in float32."""
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -148,6 +166,7 @@ def checkpointed(causal_lm, on: bool):
         yield
     finally:
         causal_lm.activation_checkpointing_disable()
+        causal_lm.disable_input_require_grads()  # enabling added an embedding hook that disabling leaves under PEFT
         causal_lm.train(training)
 
 
@@ -165,7 +184,15 @@ def run_prefix(causal_lm, tokens: list[int], step: int, exact: bool = False) -> 
     if exact:
         for t in [*prefix.keys.values(), *prefix.values.values()]:
             t.requires_grad_(True)
+            t.register_post_accumulate_grad_hook(lambda leaf: _sum_in_float32(prefix, leaf))
     return prefix
+
+
+def _sum_in_float32(prefix: Prefix, leaf: torch.Tensor) -> None:
+    """Move a response's gradient on a bf16 K/V leaf into a float32 sum (G bf16 additions lose bits)."""
+    total = prefix.grads.get(id(leaf))
+    prefix.grads[id(leaf)] = leaf.grad.float() if total is None else total.add_(leaf.grad)
+    leaf.grad = None
 
 
 def backprop_prefix(causal_lm, prefix: Prefix) -> None:
@@ -174,13 +201,12 @@ def backprop_prefix(causal_lm, prefix: Prefix) -> None:
     again = Prefix(prefix.tokens, prefix.step, keep_graph=True)
     with checkpointed(causal_lm, True):
         _prefix_forward(causal_lm, again)
-    layers = [layer for layer in sorted(prefix.keys) if prefix.keys[layer].grad is not None]
-    outputs = [again.keys[layer] for layer in layers] + [again.values[layer] for layer in layers]
-    grads = [prefix.keys[layer].grad for layer in layers] + [prefix.values[layer].grad for layer in layers]
-    if outputs:
-        torch.autograd.backward(outputs, grads)
-    for t in [*prefix.keys.values(), *prefix.values.values()]:
-        t.grad = None
+    pairs = [(again.keys[layer], prefix.keys[layer]) for layer in sorted(prefix.keys)]
+    pairs += [(again.values[layer], prefix.values[layer]) for layer in sorted(prefix.values)]
+    pairs = [(output, prefix.grads[id(leaf)].to(output.dtype)) for output, leaf in pairs if id(leaf) in prefix.grads]
+    prefix.grads.clear()
+    if pairs:
+        torch.autograd.backward([output for output, _ in pairs], [grad for _, grad in pairs])
 
 
 def response_hidden(causal_lm, prefix: Prefix, tokens: list[int]) -> torch.Tensor:
@@ -198,8 +224,8 @@ class PrefixCache:
 
     def get(self, policy: str, tokens: list[int], step: int) -> Prefix | None:
         prefix = self.kept.get((policy, hash(tuple(tokens))))
-        if prefix is None or prefix.tokens != tokens or step - prefix.step >= self.settings.reuse_steps:
-            return None
+        if prefix is None or prefix.tokens != tokens or not 0 <= step - prefix.step <= self.settings.reuse_steps:
+            return None  # a negative age: the policy's state was loaded since
         self.kept.move_to_end((policy, hash(tuple(tokens))))
         return prefix
 

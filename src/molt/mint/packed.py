@@ -22,7 +22,7 @@ LOGIT_CHUNK = 128
 """Rows of logits materialised at once in float32. 128 rows of a 49k vocabulary are 25 MB, under
 glibc's largest mmap threshold (32 MB): the allocator reuses the buffers instead of faulting in
 fresh pages for every chunk, which made 1024-row chunks ~1.3x slower per step."""
-FLASH_FROM = 2048
+SDPA_FROM = 2048
 """Segments longer than this attend through SDPA's memory-efficient causal kernel instead: the
 explicit (L, L) scores of an 8K segment are 2.4 GB a layer."""
 
@@ -44,7 +44,7 @@ def packed_attention(
         rows = molt_detached[None, None, :, None]
         key, value = torch.where(rows, key.detach(), key), torch.where(rows, value.detach(), value)
     indexer = getattr(module, "indexer", None)
-    if indexer is None and max(molt_lengths) > FLASH_FROM:
+    if indexer is None and max(molt_lengths) > SDPA_FROM:
         spans = zip(query.split(molt_lengths, 2), key.split(molt_lengths, 2), value.split(molt_lengths, 2))
         outs = [F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scaling, enable_gqa=True) for q, k, v in spans]
         return torch.cat(outs, 2).transpose(1, 2), None

@@ -180,10 +180,12 @@ class LocalService:
     def _load_state(self, run: TrainingRun, r: LoadStateRequest) -> None:
         with run.backend.lock:
             checkpoints.load_state(run.backend.model, run.policy, r.path, r.with_optimizer)
+            run.backend.prefixes.forget(run.policy.name)  # kept prompt states belong to the old weights
 
     def _load_weights(self, run: TrainingRun, r: LoadStateRequest) -> None:
         with run.backend.lock:
             checkpoints.load_sampler_weights(run.backend.model, run.policy, r.path)
+            run.backend.prefixes.forget(run.policy.name)
 
 
 def base_model_of(model_path: str) -> str:
