@@ -5,14 +5,13 @@ checkpointed long responses, prefixes kept across steps, and the RL loop's calls
 import pytest
 import torch
 
-from molt.bench.longstraw import bench_group
+from molt.bench.longstraw import bench_group, detached_prompt_backward
 from molt.forge.loop import _calls
 from molt.http_server import ServerThread
 from molt.mint import Datum
 from molt.mint.backend import LocalBackend
 from molt.mint.clients import ServiceClient
 from molt.mint.longstraw import LongStraw, plan
-from molt.mint.losses import resolve_loss
 from molt.mint.server import create_app
 from molt.mint.service import LocalService
 from molt.mint.types import AdamParams, LoraConfig
@@ -44,16 +43,10 @@ def gradient(backend: LocalBackend, data: list[Datum], settings: LongStraw, loss
     return out, grad
 
 
-def detached_reference(backend: LocalBackend, data: list[Datum], prefix: int, loss: str = "importance_sampling") -> torch.Tensor:
+def detached_reference(backend: LocalBackend, data: list[Datum], prefix: int) -> torch.Tensor:
     """Plain packed backprop with the first ``prefix`` positions' keys and values detached."""
     policy = backend.policies["moved"]
-    fn, _, config = resolve_loss(loss, None)
-    tokens = [d.model_input.to_ints() for d in data]
-    inputs = [{k: v.to_torch() if k == "target_tokens" else v.to_torch().float() for k, v in d.loss_fn_inputs.items()} for d in data]
-    detached = torch.cat([torch.arange(len(t)) < prefix for t in tokens])
-    targets = torch.cat([i["target_tokens"] for i in inputs])
-    logprobs = backend._logprobs(policy, tokens, targets, True, forward_kwargs={"molt_detached": detached})
-    sum(fn(lp, i, config) for lp, i in zip(logprobs, inputs)).backward()
+    detached_prompt_backward(backend, policy, data, prefix)
     grad = torch.cat([p.grad.flatten() for p in policy.parameters])
     policy.optimizer.zero_grad(set_to_none=True)
     return grad

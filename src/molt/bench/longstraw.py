@@ -108,12 +108,27 @@ def measure_point(config: LongStrawBenchConfig, path: str, group: int, length: i
     return {"seconds": seconds, "peak_gb": peak, "step_gb": peak - loaded, "loaded_gb": loaded, "longstraw_groups": out.metrics.get("longstraw_groups:sum", 0.0)}
 
 
+def detached_prompt_backward(backend, policy, data: list, prompt: int, loss: str = "importance_sampling") -> None:
+    """The reference LongStraw's gradient must equal: plain packed backprop of ``data`` with the
+    keys and values of each datum's first ``prompt`` positions detached (accumulated into .grad)."""
+    import torch
+
+    from molt.mint.backend import loss_inputs
+    from molt.mint.losses import resolve_loss
+
+    fn, _, loss_config = resolve_loss(loss, None)
+    tokens = [d.model_input.to_ints() for d in data]
+    inputs = [loss_inputs(d) for d in data]
+    detached = torch.cat([torch.arange(len(t)) < prompt for t in tokens])
+    logprobs = backend._logprobs(policy, tokens, torch.cat([i["target_tokens"] for i in inputs]), True, forward_kwargs={"molt_detached": detached})
+    sum(fn(lp, i, loss_config) for lp, i in zip(logprobs, inputs)).backward()
+
+
 def measure_gradients(config: LongStrawBenchConfig) -> dict:
     """Cosines and max relative error of LongStraw's gradient against the two references."""
     import torch
 
     from molt.mint.longstraw import LongStraw
-    from molt.mint.losses import resolve_loss
     from molt.mint.types import AdamParams
 
     backend, policy = _backend(config, "plain", "float32")
@@ -134,12 +149,7 @@ def measure_gradients(config: LongStrawBenchConfig) -> dict:
     backend.long_context = LongStraw("on", checkpoint_from=config.checkpoint_from)
     backend.forward_backward(policy, data, "importance_sampling", None)
     longstraw = taken()
-    fn, _, loss_config = resolve_loss("importance_sampling", None)
-    tokens = [d.model_input.to_ints() for d in data]
-    inputs = [{k: v.to_torch() if k == "target_tokens" else v.to_torch().float() for k, v in d.loss_fn_inputs.items()} for d in data]
-    detached = torch.cat([torch.arange(len(t)) < config.gradient_length - 1 for t in tokens])
-    logprobs = backend._logprobs(policy, tokens, torch.cat([i["target_tokens"] for i in inputs]), True, forward_kwargs={"molt_detached": detached})
-    sum(fn(lp, i, loss_config) for lp, i in zip(logprobs, inputs)).backward()
+    detached_prompt_backward(backend, policy, data, config.gradient_length - 1)
     reference = taken()
 
     def compare(mine: torch.Tensor, other: torch.Tensor) -> dict:

@@ -30,6 +30,7 @@ from molt.forge.trajectory import Trajectory, Transition, trajectory_datums
 from molt.home import write_atomic
 from molt.mint.checkpoints import resolve
 from molt.mint import longstraw
+from molt.mint.backend import loss_inputs
 from molt.mint.clients import TrainingClient
 from molt.mint.losses import loss_start, resolve_loss
 from molt.mint.types import AdamParams, Datum
@@ -160,7 +161,7 @@ def _calls(datums: list[Datum], tokens: int, loss_config: dict) -> list[list[Dat
     its prompt once, and counts as its prompt plus its longest response, what LongStraw holds at once;
     a unit over the budget goes alone."""
     sequences = [d.model_input.to_ints() for d in datums]
-    starts = [loss_start({k: v.to_torch() for k, v in d.loss_fn_inputs.items()}, loss_config) for d in datums]
+    starts = [loss_start(loss_inputs(d), loss_config) for d in datums]
     shared, plain = longstraw.plan(sequences, starts, longstraw.LongStraw())
     units = [(g.members, g.length + max(len(sequences[m]) - g.length for m in g.members)) for g in shared]
     units = sorted(units + [([i], len(sequences[i])) for i in plain])

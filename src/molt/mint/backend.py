@@ -54,6 +54,11 @@ def target_modules(config: LoraConfig, moe: bool = False) -> list[str]:
     return targets
 
 
+def loss_inputs(datum: Datum) -> dict[str, torch.Tensor]:
+    """A datum's ``loss_fn_inputs`` as tensors: token and routing ids as integers, the rest float32."""
+    return {k: v.to_torch() if k in INTEGER_INPUTS else v.to_torch().float() for k, v in datum.loss_fn_inputs.items()}
+
+
 @dataclass
 class Policy:
     name: str
@@ -126,11 +131,11 @@ class LocalBackend:
         """LongStraw on one group: the prefix once (or kept from an earlier step), then each
         member's response with autograd, its loss backpropagated and its graph freed before the next."""
         causal_lm, n = self._activate(policy), group.length
-        lm_head = causal_lm.get_output_embeddings()
+        lm_head, prompt = causal_lm.get_output_embeddings(), tokens[group.members[0]][:n]
         with self._precision(), torch.no_grad():
-            prefix = self.prefixes.get(policy.name, tokens[group.members[0]][:n], policy.steps)
+            prefix = self.prefixes.get(policy.name, prompt, policy.steps)
             if prefix is None:
-                prefix = longstraw.run_prefix(causal_lm, tokens[group.members[0]][:n], policy.steps, exact=grad and self.long_context.exact)
+                prefix = longstraw.run_prefix(causal_lm, prompt, policy.steps, exact=grad and self.long_context.exact)
                 self.prefixes.put(policy.name, prefix)
             heads = torch.stack([inputs[m]["target_tokens"][:n].long() for m in group.members], 1)
             before = packed.target_logprobs(lm_head, prefix.hidden, heads).unbind(1)  # one logits pass for the group
@@ -164,7 +169,7 @@ class LocalBackend:
         if not data:
             raise ValueError("forward_backward needs at least one Datum")
         fn, required, config = resolve_loss(loss_fn, config)
-        inputs = [{k: v.to_torch() if k in INTEGER_INPUTS else v.to_torch().float() for k, v in d.loss_fn_inputs.items()} for d in data]
+        inputs = [loss_inputs(d) for d in data]
         for datum, datum_inputs in zip(data, inputs):
             check_inputs(loss_fn, required, datum_inputs, datum.model_input.length)
             routing.check_routing(datum_inputs, datum.model_input.length, self.routers, self.indexers)
@@ -204,12 +209,17 @@ class LocalBackend:
             if backward:
                 part.backward()
             total += part.detach()
+        prefixes = []
         for group in shared:
             part, prefix = self._shared_prefix(policy, group, tokens, inputs, loss, config, backward, logprobs)
             total += part
-            metrics["longstraw_groups:sum"] = metrics.get("longstraw_groups:sum", 0.0) + 1
-            metrics["longstraw_prefix_tokens:sum"] = metrics.get("longstraw_prefix_tokens:sum", 0.0) + group.length
-            metrics["longstraw_prefix_staleness:max"] = max(metrics.get("longstraw_prefix_staleness:max", 0.0), policy.steps - prefix.step)
+            prefixes.append(prefix)
+        if shared:
+            metrics = {
+                "longstraw_groups:sum": float(len(shared)),
+                "longstraw_prefix_tokens:sum": float(sum(group.length for group in shared)),
+                "longstraw_prefix_staleness:max": float(max(policy.steps - prefix.step for prefix in prefixes)),
+            }
         return ForwardBackwardOutput(
             loss_fn_output_type=loss_fn,
             loss_fn_outputs=[{"logprobs": TensorData.from_torch(lp.detach())} for lp in logprobs],

@@ -148,9 +148,6 @@ class Prefix:
             out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, scale=scaling, enable_gqa=True)
         return out.transpose(1, 2)  # (1, N, H, D), as transformers expects
 
-    def nbytes(self) -> int:
-        return sum(t.numel() * t.element_size() for t in [*self.keys.values(), *self.values.values()])
-
 
 @contextlib.contextmanager
 def checkpointed(causal_lm, on: bool):
@@ -170,16 +167,18 @@ def checkpointed(causal_lm, on: bool):
         causal_lm.train(training)
 
 
-def _prefix_forward(causal_lm, prefix: Prefix) -> torch.Tensor:
-    tokens = prefix.tokens
-    return causal_lm.get_decoder()(input_ids=torch.tensor([tokens]), position_ids=torch.arange(len(tokens))[None], molt_prefix=prefix, use_cache=False).last_hidden_state[0]
+def _hidden(causal_lm, prefix: Prefix, tokens: list[int], start: int) -> torch.Tensor:
+    """The decoder's last hidden states (len(tokens), d) of ``tokens`` at positions from ``start``,
+    attending through ``prefix`` (recording it, or on top of it)."""
+    positions = torch.arange(start, start + len(tokens))[None]
+    return causal_lm.get_decoder()(input_ids=torch.tensor([tokens]), position_ids=positions, molt_prefix=prefix, use_cache=False).last_hidden_state[0]
 
 
 def run_prefix(causal_lm, tokens: list[int], step: int, exact: bool = False) -> Prefix:
     """The prompt without autograd. ``exact``: its K/V become leaves that sum the responses' gradients."""
     prefix = Prefix(tokens, step)
     with torch.no_grad():
-        prefix.hidden = _prefix_forward(causal_lm, prefix)
+        prefix.hidden = _hidden(causal_lm, prefix, tokens, 0)
     prefix.recording = False
     if exact:
         for t in [*prefix.keys.values(), *prefix.values.values()]:
@@ -200,7 +199,7 @@ def backprop_prefix(causal_lm, prefix: Prefix) -> None:
     and its K/V backpropagated with the gradients the responses summed on them."""
     again = Prefix(prefix.tokens, prefix.step, keep_graph=True)
     with checkpointed(causal_lm, True):
-        _prefix_forward(causal_lm, again)
+        _hidden(causal_lm, again, again.tokens, 0)
     pairs = [(again.keys[layer], prefix.keys[layer]) for layer in sorted(prefix.keys)]
     pairs += [(again.values[layer], prefix.values[layer]) for layer in sorted(prefix.values)]
     pairs = [(output, prefix.grads[id(leaf)].to(output.dtype)) for output, leaf in pairs if id(leaf) in prefix.grads]
@@ -211,8 +210,7 @@ def backprop_prefix(causal_lm, prefix: Prefix) -> None:
 
 def response_hidden(causal_lm, prefix: Prefix, tokens: list[int]) -> torch.Tensor:
     """The response's last hidden states (len(tokens), d), with autograd, attending to the prefix."""
-    positions = torch.arange(len(prefix), len(prefix) + len(tokens))[None]
-    return causal_lm.get_decoder()(input_ids=torch.tensor([tokens]), position_ids=positions, molt_prefix=prefix, use_cache=False).last_hidden_state[0]
+    return _hidden(causal_lm, prefix, tokens, len(prefix))
 
 
 class PrefixCache:
@@ -223,10 +221,11 @@ class PrefixCache:
         self.kept: OrderedDict[tuple[str, int], Prefix] = OrderedDict()
 
     def get(self, policy: str, tokens: list[int], step: int) -> Prefix | None:
-        prefix = self.kept.get((policy, hash(tuple(tokens))))
+        key = (policy, hash(tuple(tokens)))
+        prefix = self.kept.get(key)
         if prefix is None or prefix.tokens != tokens or not 0 <= step - prefix.step <= self.settings.reuse_steps:
             return None  # a negative age: the policy's state was loaded since
-        self.kept.move_to_end((policy, hash(tuple(tokens))))
+        self.kept.move_to_end(key)
         return prefix
 
     def put(self, policy: str, prefix: Prefix) -> None:
