@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from postgres_server import create_database, postgres_server  # noqa: E402 — beside this file
+from molt.registry.local_postgres import create_database, postgres_server  # noqa: E402, I001
 
 
 @pytest.fixture(scope="session", autouse=True)

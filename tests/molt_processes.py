@@ -1,16 +1,12 @@
 """Helpers for tests that run molt (or a service it needs) as a real process on a free port."""
 
-import socket
 import subprocess
+import sys
 import time
 
 import httpx
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from molt.registry.local_postgres import free_port  # noqa: F401 — the tests import it from here
 
 
 def wait_until_healthy(process: subprocess.Popen, port: int, seconds: float = 120) -> bool:
@@ -24,3 +20,15 @@ def wait_until_healthy(process: subprocess.Popen, port: int, seconds: float = 12
         except httpx.TransportError:
             time.sleep(0.2)
     return False
+
+
+def start_mint(port: int, *options: str) -> subprocess.Popen:
+    """``molt mint serve`` on the tiny model (float32) at ``port``, healthy."""
+    command = [sys.executable, "-m", "molt", "mint", "serve", "--base", "tiny", "--dtype", "float32", "--port", str(port), *options]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if wait_until_healthy(server, port):
+        return server
+    if server.poll() is not None:
+        raise RuntimeError(f"molt mint serve exited: {server.stderr.read()}")
+    server.kill()
+    raise RuntimeError("molt mint serve did not start in 120 s")

@@ -83,6 +83,8 @@ def up(
     engine_port: Annotated[int, typer.Option(help="Port of the engine (OpenAI + vLLM adapter API).")] = 8001,
     bootstrap: Annotated[bool, typer.Option(help="Without --hcp: on first start, train the default specialists in the background while serving (minutes, once; cached in $MOLT_HOME).")] = True,
     learn: Annotated[bool, typer.Option("--learn/--no-learn", help="Continual mode: a low-priority worker runs a `molt evolve` generation each time [learning] min_new_turns new turns are logged (serving the registry's production pair).")] = True,
+    engine_url: Annotated[Optional[str], typer.Option(help="Serve through this running OpenAI-compatible multi-LoRA engine (http://host:port/v1) instead of starting molt's: the pair's adapters are loaded into it through its own routes. It must serve the HCP's base under that name (vLLM: --served-model-name) and see molt's adapters folder.")] = None,
+    engine_kind: Annotated[str, typer.Option(help="What --engine-url is: vllm (started with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=true), sglang (--enable-lora) or molt.")] = "vllm",
     db: DbOption = None,
 ) -> None:
     """Start the stack on the embedded model: engine, routing proxy and chat page at
@@ -90,7 +92,11 @@ def up(
 
     The first start serves at once with the base answering, while the four default specialists
     and the router train in the background (minutes on two cores, once; progress in the log, on
-    the page and in /health); each specialist is served as soon as it is trained."""
+    the page and in /health); each specialist is served as soon as it is trained.
+
+    With --engine-url, an engine already running (vLLM, SGLang) serves instead of molt's: see
+    docs/scale-out.md."""
+    from molt.engine.adapter_client import ENGINE_KINDS, EngineAdapterError
     from molt.hcp import load_hcp
     from molt.registry.pairs import PRODUCTION
     from molt.specialists.bootstrap import bootstrapped_path
@@ -109,7 +115,13 @@ def up(
         else:
             first_start = True
     contract = contract or _hcp(hcp)
-    run_stack(contract, _load(contract.model.base), host, port, engine_port, console, err, train=first_start, pair=pair, learn=learn)
+    if engine_kind not in ENGINE_KINDS:
+        fail(f"--engine-kind must be one of {', '.join(ENGINE_KINDS)}, not {engine_kind!r}")
+    loaded = None if engine_url else _load(contract.model.base)
+    try:
+        run_stack(contract, loaded, host, port, engine_port, console, err, train=first_start, pair=pair, learn=learn, engine_url=engine_url, engine_kind=engine_kind)
+    except EngineAdapterError as e:
+        fail(e, 1)
 
 
 @app.command()
@@ -279,12 +291,17 @@ def train_sft(
     resume: Annotated[bool, typer.Option("--resume", help="Continue this adapter's interrupted run from its last checkpoint.")] = False,
     mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
     engine_url: Annotated[Optional[str], typer.Option(help="Load the finished adapter into this running engine (no restart).")] = None,
+    engine_kind: Annotated[str, typer.Option(help="What --engine-url is: molt, vllm or sglang (they load adapters differently).")] = "molt",
     json_output: Annotated[bool, typer.Option("--json", help="Print the result as one JSON object.")] = False,
     db: DbOption = None,
 ) -> None:
     """Fine-tune a LoRA adapter on chat JSONL (assistant tokens only), with packing, a held-out
     eval loss, checkpoints and --resume; the result is an adapter revision the engine serves,
     registered with its dataset and job (`molt registry promote` puts it into production)."""
+    from molt.engine.adapter_client import ENGINE_KINDS
+
+    if engine_kind not in ENGINE_KINDS:
+        fail(f"--engine-kind must be one of {', '.join(ENGINE_KINDS)}, not {engine_kind!r}")
     import dataclasses
     import json
 
@@ -315,11 +332,12 @@ def train_sft(
             err.print(f"[yellow]interrupted[/]; continue from the last checkpoint with: molt train sft ... --adapter {adapter} --resume")
             raise typer.Exit(130) from None
     if engine_url:
-        import httpx
+        from molt.engine.adapter_client import EngineAdapterError, EngineAdapters
 
-        response = httpx.post(f"{engine_url.rstrip('/')}/v1/load_lora_adapter", json={"lora_name": adapter, "lora_path": result.revision}, timeout=120)
-        if response.is_error:
-            fail(f"the engine refused the adapter: {response.text}", 1)
+        try:
+            EngineAdapters(f"{engine_url.rstrip('/')}/v1", engine_kind).load(adapter, result.revision)
+        except EngineAdapterError as e:
+            fail(e, 1)
     record = _register_sft(config, result, db)
     if json_output:
         console.print_json(json.dumps({**dataclasses.asdict(result), "manifest": str(result.manifest), "record": record}))
@@ -422,6 +440,23 @@ def bench_proxy(
     from molt.bench.proxy import ProxyBenchConfig, run
 
     _bench(lambda out: run(_hcp(hcp), ProxyBenchConfig(conversations, think_seconds, max_tokens), out), json_output)
+
+
+@bench_app.command("replicas")
+def bench_replicas(
+    hcp: Annotated[Optional[Path], typer.Option(help="The HCP to run; default: the one molt ships (embedded model).")] = None,
+    rounds: Annotated[int, typer.Option(min=1, help="Rounds of two concurrent 4-turn conversations per setting.")] = 8,
+    max_tokens: Annotated[int, typer.Option(min=1, help="Answer length limit (short: the proxy's share shows).")] = 16,
+    db: Annotated[Optional[str], typer.Option(help="PostgreSQL server URL (postgresql://user@host:port; a database per setting is created there); default: a throwaway local server.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """Turn latency under the same load through one proxy, one --replicated proxy, and two
+    --replicated proxies on one PostgreSQL database with each conversation staying on one or
+    hopping between them: what committing before answering, and a turn through the other
+    replica, cost."""
+    from molt.bench.replicas import ReplicaBenchConfig, run
+
+    _bench(lambda out: run(_hcp(hcp), ReplicaBenchConfig(rounds, max_tokens, db), out), json_output)
 
 
 @bench_app.command("living")
@@ -988,9 +1023,11 @@ def proxy_serve(
     max_queued: Annotated[int, typer.Option(min=0, help="Turns waiting for a slot; beyond this, 429 with Retry-After.")] = PROXY_LIMITS.max_queued,
     max_per_client: Annotated[int, typer.Option(min=1, help="Turns one client (bearer token, else address) may have running or waiting; beyond this, 429 for that client.")] = PROXY_LIMITS.max_per_client,
     log_routes: Annotated[Optional[Path], typer.Option(help='Append each routed user turn to this JSONL ({"text", "label", "kind"}, plus "tools" and recent "messages" when the turn has them); it holds user text, so it is off unless asked for. Correct the labels, then `molt router train --traffic FILE`.')] = None,
+    replicated: Annotated[bool, typer.Option(help="One of several proxies on one database (--db, PostgreSQL): a turn is answered once its conversation is committed, so the next turn may go to any replica, and a replica continuing a conversation waits for the summaries another is writing.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API."""
+    """Route each user turn to one specialist on the HCP's engine and answer over the OpenAI chat API.
+    Replicas: start several with --replicated on one PostgreSQL --db behind any load balancer."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from molt.http_server import serve
@@ -998,7 +1035,7 @@ def proxy_serve(
 
     contract = _hcp(hcp)
     try:
-        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued, max_per_client), route_log=log_routes, db=db)
+        app = create_app(contract, Limits(max_request_kb * 1024, max_in_flight, max_queued, max_per_client), route_log=log_routes, db=db, replicated=replicated)
     except (ValueError, SQLAlchemyError) as e:
         fail(e)
     labels = ", ".join(s.label for s in contract.specialists)
@@ -1104,6 +1141,7 @@ def evolve(
     rl_steps: Annotated[int, typer.Option(min=1, help="RL steps of an rl update.")] = 24,
     rl_lr: Annotated[float, typer.Option(help="Adam learning rate of an rl update.")] = 3e-4,
     seed: Annotated[int, typer.Option(help="Seed of the problem draws and the training order.")] = 0,
+    mint_url: Annotated[Optional[str], typer.Option(help="Train the update on this `molt mint serve` server (Tinker protocol; network faults are retried, steps applied once) instead of in this process; it must share $MOLT_HOME.")] = None,
     db: DbOption = None,
 ) -> None:
     """Improve a specialist, generation by generation: discovery (harder variants of the problem
@@ -1135,7 +1173,7 @@ def evolve(
         fail(f"--update must be sft or rl, not {update!r}")
     config = EvolveConfig(
         target=target, bank=bank, search=search, variants_per_case=variants, k=k, update=update, learning_rate=learning_rate, epochs=epochs, rl_steps=rl_steps, rl_lr=rl_lr,
-        seed=seed, experience_db=db,
+        seed=seed, experience_db=db, mint_url=mint_url,
     )
     states = []
     for _ in range(generations):

@@ -1,11 +1,11 @@
 """What this machine gives molt: each part, whether it is there, and what runs instead when not."""
 
-import glob
 import shutil
 import subprocess
 from dataclasses import dataclass
 
 from molt.home import molt_home
+from molt.registry.local_postgres import find_bin
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def checks() -> list[Check]:
         found.append(Check("embedded model", False, str(e)))
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     found.append(Check("chromium", chromium is not None, version_of([chromium, "--version"]) if chromium else "missing: `make services` installs it (genui bench, browser tests)"))
-    initdb = shutil.which("initdb") or next(iter(glob.glob("/usr/lib/postgresql/*/bin/initdb")), None)
+    initdb = find_bin("initdb")
     found.append(Check("postgresql", initdb is not None, version_of([initdb, "--version"]) if initdb else "missing: the registry uses SQLite; `make services` installs PostgreSQL for its tests"))
     found.append(Check("MOLT_HOME", True, str(molt_home())))
     return found

@@ -37,8 +37,8 @@ def stack_hcp(hcp: HCP, engine_port: int) -> HCP:
     return with_engine(hcp, f"http://127.0.0.1:{engine_port}/v1")
 
 
-def with_engine(hcp: HCP, engine_url: str) -> HCP:
-    return hcp.model_copy(update={"model": hcp.model.model_copy(update={"engine_url": engine_url})})
+def with_engine(hcp: HCP, engine_url: str, kind: str = "molt") -> HCP:
+    return hcp.model_copy(update={"model": hcp.model.model_copy(update={"engine_url": engine_url, "engine_kind": kind})})
 
 
 def engine_config(*hcps: HCP) -> EngineConfig:
@@ -106,21 +106,32 @@ def registry_view(db: str | None, serving: str) -> dict:
 
 
 def run_stack(
-    hcp: HCP, loaded: LoadedModel, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False, pair: str | None = None,
-    learn: bool = False,
+    hcp: HCP, loaded: LoadedModel | None, host: str, port: int, engine_port: int, console: Console, err: Console, train: bool = False, pair: str | None = None,
+    learn: bool = False, engine_url: str | None = None, engine_kind: str = "molt",
 ) -> None:
     """Serve ``hcp`` (the registry's ``pair``, when it is one, named in the experience log); with
     ``train``, also train its specialists and router in the background, each served as soon as
     it is ready (first start). Serving the registry, the stack follows ``production`` (a promoted
     or rolled-back pair is swapped in) and, with ``learn``, runs the learning worker
-    (``molt.evolve.continual``)."""
+    (``molt.evolve.continual``). With ``engine_url`` an engine already running (vLLM, SGLang or
+    another molt engine, per ``engine_kind``) serves, and the pair's adapters are loaded into it;
+    else molt's engine runs here on ``loaded``."""
+    from molt.engine.adapter_client import serve_specialists
     from molt.evolve.continual import LearningWorker, ProductionWatcher
     from molt.registry.pairs import by_revision
 
-    hcp = stack_hcp(by_revision(hcp) if pair else hcp, engine_port)
+    hcp = by_revision(hcp) if pair else hcp
     say = lambda line: err.print(line, markup=False, highlight=False)  # noqa: E731
-    with ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port) as engine_url, contextlib.ExitStack() as workers:
-        err.print(f"[dim]engine: {engine_url}/v1 ({hcp.model.base})[/]")
+    with contextlib.ExitStack() as workers:
+        if engine_url is None:
+            hcp = stack_hcp(hcp, engine_port)
+            assert loaded is not None, "molt's own engine needs the loaded base"
+            started = workers.enter_context(ServerThread(create_engine_app(engine_config(hcp), loaded), port=engine_port))
+            err.print(f"[dim]engine: {started}/v1 ({hcp.model.base})[/]")
+        else:
+            hcp = with_engine(hcp, engine_url, engine_kind)
+            loaded_names = serve_specialists(hcp)
+            err.print(f"[dim]engine: {engine_url} ({engine_kind}, base {hcp.model.base}; adapters loaded: {', '.join(loaded_names) or 'none needed'})[/]")
         app = proxy_with_page(hcp, pair)
         if train:
             err.print("[bold]First start:[/] the base answers now; the specialists and the router train in the background and are served as each is ready")

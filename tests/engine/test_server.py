@@ -125,6 +125,9 @@ def test_load_and_unload_adapter_routes(client, server, tiny_root):
     write_random_adapter(tiny_root / "extra", load_model("tiny").model, "tiny", r=2, seed=5)
     loaded = httpx.post(url + "/v1/load_lora_adapter", json={"lora_name": "extra", "lora_path": "extra"})
     assert loaded.status_code == 200 and "extra" in loaded.text
+    again = httpx.post(url + "/v1/load_lora_adapter", json={"lora_name": "extra", "lora_path": "extra"})
+    assert again.status_code == 400 and "already been loaded" in again.json()["error"]["message"]  # as vLLM answers
+    assert httpx.post(url + "/v1/load_lora_adapter", json={"lora_name": "extra", "lora_path": "extra", "load_inplace": True}).status_code == 200
     assert client.chat.completions.create(model="extra", messages=[{"role": "user", "content": "x"}], max_tokens=2).usage.completion_tokens == 2
     assert httpx.post(url + "/v1/unload_lora_adapter", json={"lora_name": "extra"}).status_code == 200
     with pytest.raises(openai.NotFoundError):

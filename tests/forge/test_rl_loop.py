@@ -1,12 +1,15 @@
 """The RL loop end to end on a tiny model: sampling through a real engine server (each step's
 revision hot-loaded), training through MinT, metrics, checkpoints, a resumed run that sees the
-same data as an uninterrupted one, and a reward that rises. Run: pytest tests/forge/test_rl_loop.py"""
+same data as an uninterrupted one, a reward that rises, and the same loop against a remote MinT
+through a faulty network. Run: pytest tests/forge/test_rl_loop.py"""
 
 import json
 import random
 from collections.abc import Iterator
 
 import pytest
+
+from faulty_network import Fault, FaultyRelay
 
 from molt.engine.config import EngineConfig
 from molt.engine.server import create_app
@@ -17,6 +20,7 @@ from molt.http_server import ServerThread
 from molt.mint import ServiceClient
 from molt.mint.types import AdamParams, Datum, ModelInput
 from molt.models import load_model
+from molt_processes import free_port, start_mint
 
 
 WORDS = list(range(1000, 1020))
@@ -77,9 +81,10 @@ def engine_url(tiny):
         yield url + "/v1"
 
 
-def taught_words(steps: int = 30):
-    """A training client whose policy writes WORDS (any of them, about evenly) after any prompt."""
-    training = ServiceClient().create_lora_training_client("tiny", rank=8, seed=0)
+def taught_words(steps: int = 30, service: ServiceClient | None = None):
+    """A training client (of ``service``, default in-process) whose policy writes WORDS (any of
+    them, about evenly) after any prompt."""
+    training = (service or ServiceClient()).create_lora_training_client("tiny", rank=8, seed=0)
     rng = random.Random(0)
     for _ in range(steps):
         data = []
@@ -159,3 +164,36 @@ def test_groups_sharing_a_long_prompt_train_through_longstraw(tmp_path):
     history = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     assert sum(m["groups_kept"] for m in history) > 0
     assert all(m["longstraw_groups"] == m["groups_kept"] for m in history if m["groups_kept"])
+
+
+TAUGHT = 30  # steps of taught_words before RL
+FAULTS = [
+    Fault("/forward_backward", 3, "duplicate"),  # while teaching
+    Fault("/optim_step", TAUGHT + 1, "reset"),  # the first RL step
+    Fault("/forward_backward", TAUGHT + 2, "duplicate"),
+    Fault("/save_weights_for_sampler", 2, "drop"),
+    Fault("/retrieve_future", 40, "reset"),
+]
+
+
+def test_the_rl_loop_trains_exactly_once_through_a_faulty_network(engine_url, tmp_path):
+    """Against a remote MinT (``molt mint serve``, another process, the Tinker protocol) through a
+    faulty network: a forward_backward delivered twice, an optim_step whose reply is lost, a
+    dropped save, a reset poll. One optimizer step per optim_step call (the server's step
+    counter), and the reward still rises."""
+    port = free_port()
+    server = start_mint(port)
+    try:
+        with FaultyRelay(f"http://127.0.0.1:{port}", FAULTS) as relay:
+            training = taught_words(TAUGHT, ServiceClient(base_url=relay.url))
+            config = RLConfig(adapter="words", steps=6, batch=2, group_size=8, lr=1e-2, max_tokens=8, eval_every=3, checkpoint_every=3, seed=1)
+            summary = run_rl(Run(config, Prompts(8, seed=0), Prompts(4, seed=9).problems, training, EngineSampler(engine_url), tmp_path / "run"))
+            after = training.optim_step(AdamParams(learning_rate=1e-9)).result()["step"]
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    history = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    assert sorted(map(repr, relay.fired)) == sorted(map(repr, FAULTS))  # every fault happened
+    trained = sum(1 for m in history if m["groups_kept"])
+    assert trained > 0 and after == TAUGHT + trained + 1  # one step per optim_step call, none twice
+    assert summary["heldout_after"] >= summary["heldout_before"]

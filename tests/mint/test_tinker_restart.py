@@ -5,7 +5,6 @@ the last saved state continues with exactly one optimizer step per optim_step ca
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -14,20 +13,13 @@ os.environ.setdefault("TINKER_TELEMETRY", "0")
 tinker = pytest.importorskip("tinker")
 from tinker import types  # noqa: E402
 
-from molt_processes import free_port, wait_until_healthy  # noqa: E402
+from molt_processes import free_port, start_mint  # noqa: E402
 
 KEY = "tml-molt-restart"
 
 
 def serve(port: int) -> subprocess.Popen:
-    command = [sys.executable, "-m", "molt", "mint", "serve", "--base", "tiny", "--dtype", "float32", "--port", str(port), "--api-key", KEY]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if wait_until_healthy(server, port):
-        return server
-    if server.poll() is not None:
-        raise RuntimeError(f"molt mint serve exited: {server.stderr.read()}")
-    server.kill()
-    raise RuntimeError("molt mint serve did not start in 120 s")
+    return start_mint(port, "--api-key", KEY)
 
 
 def datum(tokens) -> types.Datum:

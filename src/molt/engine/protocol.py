@@ -81,6 +81,8 @@ class ErrorResponse(BaseModel):
 class LoadLoraAdapterRequest(BaseModel):
     lora_name: str = Field(min_length=1)
     lora_path: str = Field(min_length=1)
+    load_inplace: bool = False
+    """Replace an adapter already served under ``lora_name`` (vLLM 0.34's field); without it, 400."""
 
 
 class UnloadLoraAdapterRequest(BaseModel):

@@ -72,7 +72,7 @@ async def models(request: Request):
 
 @router.post("/v1/load_lora_adapter")
 async def load_lora_adapter(body: LoadLoraAdapterRequest, request: Request):
-    message = await asyncio.to_thread(service(request).load_adapter, body.lora_name, body.lora_path)
+    message = await asyncio.to_thread(service(request).load_adapter, body.lora_name, body.lora_path, body.load_inplace)
     return PlainTextResponse(message)
 
 

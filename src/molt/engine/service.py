@@ -56,9 +56,11 @@ class EngineService:
             cards.append(ModelCard(id=name, created=self.created, root=root, parent=base, max_model_len=length))
         return ModelList(data=cards)
 
-    def load_adapter(self, name: str, path: str) -> str:
+    def load_adapter(self, name: str, path: str, inplace: bool = False) -> str:
         if name == self.config.base_name:
             raise ServiceError(f"'{name}' is the base model's name", param="lora_name")
+        if name in self.engine.adapters.adapters and not inplace:
+            raise ServiceError(f"The lora adapter '{name}' has already been loaded. If you want to load the adapter in place, set 'load_inplace' to True.", param="lora_name")
         try:
             adapter = self.engine.adapters.load(name, path)
         except AdapterError as e:
@@ -275,7 +277,9 @@ class ChatRun:
         return f"data: {json.dumps(body)}\n\n"
 
     async def stream(self, outputs: AsyncIterator[SequenceOutput]) -> AsyncIterator[str]:
-        """SSE chunks: the role, then text deltas (with tools: the parsed message at the end), then [DONE]."""
+        """SSE chunks: the role, then text deltas (with tools: the parsed message once the answer is
+        complete, its tool calls followed by the finish reason in a chunk of its own, as vLLM
+        sends them), then [DONE]."""
         yield self.chunk([{"index": i, "delta": {"role": "assistant", "content": ""}, "finish_reason": None} for i in range(self.body.n)])
         async for out in outputs:
             self.add(out)
@@ -290,11 +294,14 @@ class ChatRun:
                 delta = {"content": out.text}
             if out.finished:
                 reason = reason or out.finish_reason
+            called = "tool_calls" in delta  # vLLM sends the calls, then the finish reason in a chunk of its own
             if delta or reason:
-                choice = {"index": out.index, "delta": delta, "logprobs": self.logprobs_content(out.token_ids, out.logprobs), "finish_reason": reason}
+                choice = {"index": out.index, "delta": delta, "logprobs": self.logprobs_content(out.token_ids, out.logprobs), "finish_reason": None if called else reason}
                 if self.body.return_token_ids:
                     choice["token_ids"] = out.token_ids
                 yield self.chunk([choice])
+            if called:
+                yield self.chunk([{"index": out.index, "delta": {}, "logprobs": None, "finish_reason": reason}])
         if (self.body.stream_options or {}).get("include_usage"):
             yield self.chunk([], usage=self.usage())
         yield "data: [DONE]\n\n"

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import sessionmaker
 
+from molt.engine.adapter_client import serve_specialists
 from molt.hcp import HCP
 from molt.hcp.v1 import Learning
 from molt.home import molt_home, write_atomic
@@ -36,16 +36,14 @@ from molt.registry.schema import ExperienceTurn
 from molt.stack import with_engine
 
 
-def served_pair(registry: Registry, pair: str, engine_url: str) -> HCP:
+def served_pair(registry: Registry, pair: str, engine_url: str, kind: str = "molt") -> HCP:
     """The HCP a running stack serves ``pair`` with: adapters named by revision, the stack's engine."""
-    return with_engine(by_revision(pair_hcp(registry, pair)), engine_url)
+    return with_engine(by_revision(pair_hcp(registry, pair)), engine_url, kind)
 
 
 class ProductionWatcher:
     def __init__(self, service: ProxyService, db: str | None, poll_s: float, log: Callable[[str], None] = print):
         self.service, self.db, self.poll_s, self.log = service, db, poll_s, log
-        self.loaded = {s.adapter for s in service.hcp.specialists if s.adapter}
-        """Adapter names the engine holds (names are made from revisions, so a name is its weights)."""
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, name="molt-production-watcher", daemon=True)
 
@@ -74,13 +72,8 @@ class ProductionWatcher:
         if moved is None or moved[0] == self.service.loop.pair:
             return False
         pair, move = moved
-        hcp = served_pair(registry, pair, self.service.hcp.model.engine_url)
-        for s in hcp.specialists:
-            if s.adapter and s.revision and s.adapter not in self.loaded:
-                response = httpx.post(f"{hcp.model.engine_url.rstrip('/')}/load_lora_adapter", json={"lora_name": s.adapter, "lora_path": s.revision}, timeout=300)
-                if response.status_code >= 400:
-                    raise RuntimeError(f"the engine refused adapter {s.adapter} ({s.revision}): {response.text[:200]}")
-                self.loaded.add(s.adapter)
+        hcp = served_pair(registry, pair, self.service.hcp.model.engine_url, self.service.hcp.model.engine_kind)
+        serve_specialists(hcp)  # adapters are named by revision, so the incumbent's stay served for turns in flight
         self.service.switch_to(hcp, pair=pair)
         self.log(f"now serving pair {pair} ({move.actor}: {move.reason})")
         return True

@@ -64,9 +64,16 @@ class EvolveConfig:
     rl_steps: int = 24
     rl_lr: float = 3e-4
     """What moved the agent's held-out reward in `molt rl` (0.30 → 0.39 in 24 steps from the SFT agent)."""
+    mint_url: str | None = None
+    """Train the update on this MinT server (``molt mint serve``, the Tinker protocol) instead of in
+    this process; it must share $MOLT_HOME's checkpoints folder (the candidate is read from there)."""
     seed: int = 0
     experience_db: str | None = None
     """Where rated deployment turns are read (default: the proxy's database)."""
+
+
+WHERE = {"experience_db": None, "mint_url": None}
+"""Config fields that say where things are, not how the generation runs (a resume may change them)."""
 
 
 @dataclass
@@ -128,8 +135,8 @@ def run_generation(registry: Registry, contract: Contract, config: EvolveConfig,
     if state is None:
         state = {"generation": number, "target": target, "incumbent": production[0], "contract": contract.digest, "config": asdict(config), "phases": {}}
         save_state(folder, state)
-    elif {**state["config"], "experience_db": None} != {**asdict(config), "experience_db": None}:  # a generation finishes with the settings it started with
-        config = EvolveConfig(**{**state["config"], "experience_db": config.experience_db})
+    elif {**state["config"], **WHERE} != {**asdict(config), **WHERE}:  # a generation finishes with the settings it started with
+        config = EvolveConfig(**{**state["config"], "experience_db": config.experience_db, "mint_url": config.mint_url})
         report.note(f"generation {number} resumes with the settings it started with: {state['config']}")
     phases = state["phases"]
     incumbent = pair_hcp(registry, state["incumbent"])
@@ -196,7 +203,8 @@ def train_candidate(registry: Registry, harness: HCP, state: dict, folder: Path,
         for _ in range(first):
             report.advance()
 
-    result = train_or_resume(sft, service or ServiceClient(dtype="auto"), on_start=started, on_step=lambda r: report.advance())
+    service = service or (ServiceClient(base_url=config.mint_url) if config.mint_url else ServiceClient(dtype="auto"))
+    result = train_or_resume(sft, service, on_start=started, on_step=lambda r: report.advance())
     adapter = register_sft(registry, sft, result, source=f"molt evolve generation {number}", data_parents={"made_by": state["incumbent"]})
     return _candidate(registry, harness, members, adapter, target, {"steps": result.steps, "eval_loss_before": result.eval_loss_before, "eval_loss_after": result.eval_loss_after})
 
@@ -215,8 +223,8 @@ def rl_candidate(registry: Registry, harness: HCP, state: dict, folder: Path, co
     rl = RLConfig(adapter=f"{target}-gen{number:03d}-rl", steps=config.rl_steps, batch=4, oversample=2, group_size=4, lr=config.rl_lr,
                   eval_every=config.rl_steps, checkpoint_every=4, seed=config.seed * 1000 + number)
     report.start(f"update: RL from {init_from.removeprefix('molt://')}", config.rl_steps)
-    with rl_run(rl, RL_ENVS[target], harness, harness.model.base, rank, train_size=200, heldout_size=20, folder=folder / "rl", start=init_from,
-                monitor_split="wording") as run:
+    with rl_run(rl, RL_ENVS[target], harness, harness.model.base, rank, train_size=200, heldout_size=20, mint_url=config.mint_url, folder=folder / "rl",
+                start=init_from, monitor_split="wording") as run:
         run.on_step = lambda metrics: report.advance()
         summary = run_rl(run, resume=(folder / "rl" / "progress.json").is_file())
         final = resolve(run.training.save_weights_for_sampler("evolve-final").result())

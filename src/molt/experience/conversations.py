@@ -6,13 +6,21 @@ so a restarted proxy continues any conversation it kept. A turn's summary is wri
 summary hop finishes, which may be after its snapshot was stored; reading a snapshot back fills
 it in from ``turn_summaries`` (or, when the process died before the summary was done, with the
 start of the turn's answer, as for a history the proxy never saw).
+
+Replicas (``molt proxy serve --replicated``: several proxies on one database, a conversation
+free to hop between them turn by turn) keep nothing another replica lacks: a put returns only
+once committed, so the client's next turn finds it wherever it lands, and a turn whose summary
+another replica is still writing is awaited from the database (as a single proxy awaits its own
+summary task) until ``SUMMARY_WAIT_S`` after the conversation was stored.
 """
 
 import asyncio
+import logging
 import threading
+import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import Engine, event, select
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,7 +28,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from molt.experience.writer import BackgroundWriter
 from molt.proxy.loop import Conversation, stand_in_summary
 from molt.proxy.views import Turn
+from molt.registry.registry import as_utc
 from molt.registry.schema import StoredConversation, TurnSummary
+
+log = logging.getLogger("molt.proxy")
+
+SUMMARY_WAIT_S = 120.0
+"""How long after a conversation was stored a replica waits for a summary another one is writing."""
+SUMMARY_POLL_S = 0.05
 
 
 def encode(conversation: Conversation) -> dict:
@@ -28,10 +43,11 @@ def encode(conversation: Conversation) -> dict:
     return {"system": list(conversation.system), "turns": turns, "pending": _turn(conversation.pending) if conversation.pending else None, "session": conversation.session}
 
 
-def decode(data: dict, summaries: dict[str, str]) -> Conversation:
+def decode(data: dict, summaries: dict[str, str], awaited: frozenset[str] = frozenset()) -> Conversation:
+    """``awaited``: turns whose missing summary is still being written (left None, not stood in for)."""
     def turn(d: dict, pending: bool = False) -> Turn:
         summary = d["summary"] or summaries.get(d["id"])
-        if summary is None and not pending:
+        if summary is None and not pending and d["id"] not in awaited:
             summary = stand_in_summary(d["replies"][-1]) if d["replies"] else ""
         return Turn(d["label"], d["user"], tuple(d["replies"]), summary, d["id"])
 
@@ -58,8 +74,8 @@ class Unwritten:
 
 
 class DurableConversations:
-    def __init__(self, engine: Engine, writer: BackgroundWriter, kind: str, cached: int):
-        self.kind, self.cached, self.writer = kind, cached, writer
+    def __init__(self, engine: Engine, writer: BackgroundWriter, kind: str, cached: int, replicated: bool = False):
+        self.kind, self.cached, self.writer, self.replicated = kind, cached, writer, replicated
         self.session = sessionmaker(engine)
         self._memory: OrderedDict[str, Conversation] = OrderedDict()
         self._unwritten: dict[str, Unwritten] = {}
@@ -67,6 +83,8 @@ class DurableConversations:
         thread removes an entry once its write commits, hence the lock."""
         self._lock = threading.Lock()
         self._watched: set[str] = set()
+        self._reading: weakref.WeakSet[asyncio.Future] = weakref.WeakSet()
+        """Tasks reading a summary another replica writes (that replica stores it, not this one)."""
 
     def __len__(self) -> int:
         """Conversations held in memory (the database holds more)."""
@@ -80,9 +98,13 @@ class DurableConversations:
             entry = self._unwritten.get(key)
         if entry is not None:
             return entry.conversation
-        conversation = await asyncio.to_thread(self._load, key)
-        if conversation is not None:
-            self._remember(key, conversation)
+        loaded = await asyncio.to_thread(self._load, key)
+        if loaded is None:
+            return None
+        conversation, deadline = loaded
+        if deadline is not None:
+            conversation = self._awaiting_summaries(conversation, deadline)
+        self._remember(key, conversation)
         return conversation
 
     async def put(self, key: str, conversation: Conversation) -> None:
@@ -97,8 +119,10 @@ class DurableConversations:
             event.listen(session, "after_commit", lambda _: self._forget(key, entry), once=True)
 
         await self.writer.submit(write)
+        if self.replicated:  # the client's next turn may reach another replica at once
+            await self.writer.aflush()
         for turn in conversation.turns:
-            if turn.summary is None and turn.writing is not None and turn.id not in self._watched:
+            if turn.summary is None and turn.writing is not None and turn.id not in self._watched and turn.writing not in self._reading:
                 self._watched.add(turn.id)
                 turn.writing.add_done_callback(lambda task, turn_id=turn.id: self._summary_done(turn_id, task))
 
@@ -123,12 +147,54 @@ class DurableConversations:
         while len(self._memory) > self.cached:
             self._memory.popitem(last=False)
 
-    def _load(self, key: str) -> Conversation | None:
+    def _load(self, key: str) -> tuple[Conversation, datetime | None] | None:
+        """The stored conversation and, when a replica may still be writing some of its summaries,
+        until when to wait for them."""
         with self.session() as session:
             row = session.get(StoredConversation, key)
             if row is None or row.kind != self.kind:
                 return None
-            turns = [*row.data["turns"], *([row.data["pending"]] if row.data["pending"] else [])]
-            missing = [t["id"] for t in turns if not t["summary"]]
-            summaries = {s.turn_id: s.summary for s in session.scalars(select(TurnSummary).where(TurnSummary.turn_id.in_(missing)))} if missing else {}
-            return decode(row.data, summaries)
+            summaries = self._summaries(session, [t["id"] for t in row.data["turns"] if not t["summary"]])
+            if row.data["pending"] and not row.data["pending"]["summary"]:
+                summaries |= self._summaries(session, [row.data["pending"]["id"]])
+            deadline = as_utc(row.updated_at) + timedelta(seconds=SUMMARY_WAIT_S)
+            awaited = frozenset(t["id"] for t in row.data["turns"] if not t["summary"] and t["id"] not in summaries)
+            if not (self.replicated and awaited and datetime.now(timezone.utc) < deadline):
+                return decode(row.data, summaries), None
+            return decode(row.data, summaries, awaited), deadline
+
+    @staticmethod
+    def _summaries(session: Session, turn_ids: list[str]) -> dict[str, str]:
+        if not turn_ids:
+            return {}
+        return {s.turn_id: s.summary for s in session.scalars(select(TurnSummary).where(TurnSummary.turn_id.in_(turn_ids)))}
+
+    def _awaiting_summaries(self, conversation: Conversation, deadline: datetime) -> Conversation:
+        """Each turn without a summary gets a task that reads it once its replica has written it
+        (the turn's answer stands in after ``deadline``), like the task of a turn answered here."""
+        def reading(turn: Turn) -> Turn:
+            task = asyncio.ensure_future(self._summary_of(turn, deadline))
+            self._reading.add(task)
+            return replace(turn, writing=task)
+
+        return replace(conversation, turns=tuple(t if t.summary is not None else reading(t) for t in conversation.turns))
+
+    async def _summary_of(self, turn: Turn, deadline: datetime) -> str:
+        """The summary once it is in the database (polled, backing off to 1 s); the answer's start
+        stands in after ``deadline`` or if the database fails, as when a summary hop fails."""
+        pause = SUMMARY_POLL_S
+        try:
+            while datetime.now(timezone.utc) < deadline:
+                found = await asyncio.to_thread(self._read_summary, turn.id)
+                if found is not None:
+                    return found
+                await asyncio.sleep(pause)
+                pause = min(pause * 1.5, 1.0)
+        except Exception as e:  # noqa: BLE001 — a missing summary must never fail the turn
+            log.warning("reading the summary of turn %s failed: %s", turn.id, e)
+        return stand_in_summary(turn.replies[-1]) if turn.replies else ""
+
+    def _read_summary(self, turn_id: str) -> str | None:
+        with self.session() as session:
+            row = session.get(TurnSummary, turn_id)
+            return None if row is None else row.summary

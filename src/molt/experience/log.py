@@ -110,11 +110,12 @@ class ProxyState:
     UI surface state and per-user memory (which retention leaves alone: a fact lasts until the
     user changes or forgets it)."""
 
-    def __init__(self, settings: Experience, url: str | None = None, pair: str | None = None):
+    def __init__(self, settings: Experience, url: str | None = None, pair: str | None = None, replicated: bool = False):
+        """``replicated``: one of several proxies on this database (``DurableConversations``)."""
         self.engine = open_database(url)
         self.writer = BackgroundWriter(self.engine, after_batch=self._retention)
-        self.conversations = DurableConversations(self.engine, self.writer, "chat", settings.cached_conversations)
-        self.snapshots = DurableConversations(self.engine, self.writer, "response", settings.cached_conversations)
+        self.conversations = DurableConversations(self.engine, self.writer, "chat", settings.cached_conversations, replicated)
+        self.snapshots = DurableConversations(self.engine, self.writer, "response", settings.cached_conversations, replicated)
         self.log = ExperienceLog(self.engine, self.writer, settings, pair)
         self.surfaces = SurfaceStates(self.engine, self.writer)
         self.memory = Memory(self.engine)

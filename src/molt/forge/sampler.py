@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from molt.engine.adapter_client import EngineAdapterError, EngineAdapters
+
 ROUTING_FIELDS = ("routed_experts", "routed_expert_weights", "sparse_attention_indices")
 
 
@@ -34,6 +36,7 @@ class EngineSampler:
     def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 600, routing: bool = False):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, headers=headers)
+        self.adapters = EngineAdapters(base_url, api_key=api_key, timeout=timeout)  # sent a folder, which vLLM reads too
         self.routing = routing
 
     def sample(self, model: str, prompt: list[int], n: int, max_tokens: int, temperature: float, stop_token_ids: list[int], seed: int | None = None) -> list[Sample]:
@@ -56,7 +59,10 @@ class EngineSampler:
 
     def load_adapter(self, name: str, path: Path) -> None:
         """Serve the revision at ``path`` as ``name`` (replacing the one served before)."""
-        self._post("/load_lora_adapter", {"lora_name": name, "lora_path": str(path)})
+        try:
+            self.adapters.load(name, str(path))
+        except EngineAdapterError as e:
+            raise SamplerError(str(e)) from e
 
     def _post(self, route: str, body: dict) -> dict:
         reply = self.http.post(route, json=body)

@@ -31,7 +31,9 @@ class Model(Table):
     base: str = "embedded"
     """Base model source (see `molt models info`)."""
     engine_url: str = "http://127.0.0.1:8001/v1"
-    """OpenAI-compatible engine serving the base and the specialists' adapters (molt or vLLM)."""
+    """OpenAI-compatible engine serving the base and the specialists' adapters."""
+    engine_kind: Literal["molt", "vllm", "sglang"] = "molt"
+    """Which engine that is: how adapters are loaded into it (``molt.engine.adapter_client``)."""
     context_window: int = Field(2048, ge=256)
     """Tokens of conversation an answer may see, prompt included."""
     engine_api_key_env: str | None = None

@@ -5,10 +5,16 @@ client works against ``molt mint serve`` and any other Tinker-protocol service.
 Each call is submitted at once and answers a request id; its result is long-polled with
 ``retrieve_future``. Training calls carry the run's ``seq_id`` 1, 2, 3… so the server runs them
 in order, and a retried call is recognised and not applied twice.
+
+The network may fail at any point of a call. A request whose connection breaks, times out or
+meets a 502/503/504 is sent again, the same body, with backoff: a training call repeated with its
+``seq_id`` gets its first request id back (its work is done once: exactly-once optimizer steps), a
+poll is a read, a sample is pure. So a fault mid-step costs time, never a step.
 """
 
 import asyncio
 import itertools
+import logging
 import threading
 import time
 
@@ -23,6 +29,11 @@ from molt.mint.operations import CreateModelRequest, CreateSamplerRequest
 from molt.mint.service import BusyError, LimitError, UnknownIdError
 
 POLL_SECONDS = 30.0
+RETRIES = 6
+"""Tries after the first before a network failure reaches the caller (backoff 0.25 s doubling, at most 4 s)."""
+RETRY_STATUS = (502, 503, 504)
+
+log = logging.getLogger("molt.mint")
 
 
 class MintServerError(RuntimeError):
@@ -66,7 +77,7 @@ class RemoteFuture(APIFuture):
         return self._outcome is not None
 
     def _poll(self) -> None:
-        response = self._service.http.post(
+        response = self._service.post(
             "/api/v1/retrieve_future", json={"request_id": self.request_id}, timeout=POLL_SECONDS + 60,
             headers={"accept": f"{wire.PROTOBUF}, application/json"},
         )  # fmt: skip
@@ -91,7 +102,7 @@ class RemoteService:
     def __init__(self, base_url: str, timeout: float, api_key: str | None = None):
         headers = {"x-api-key": api_key} if api_key else None
         self.http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, headers=headers)
-        self.session_id = raise_for_error(self.http.post("/api/v1/create_session", json={"tags": ["molt"]}))["session_id"]
+        self.session_id = raise_for_error(self.post("/api/v1/create_session", json={"tags": ["molt"]}))["session_id"]
         self._models, self._samplers = itertools.count(), itertools.count()
         self._seq: dict[str, itertools.count] = {}
         self._lock = threading.Lock()
@@ -102,7 +113,7 @@ class RemoteService:
 
     def create_sampler(self, request: CreateSamplerRequest) -> str:
         body = {"session_id": self.session_id, "sampling_session_seq_id": next(self._samplers), **request.model_dump(mode="json", exclude_none=True)}
-        return raise_for_error(self.http.post("/api/v1/create_sampling_session", json=body))["sampling_session_id"]
+        return raise_for_error(self.post("/api/v1/create_sampling_session", json=body))["sampling_session_id"]
 
     def submit(self, op: str, request: BaseModel) -> RemoteFuture:
         if op in ("sample", "compute_logprobs"):
@@ -110,7 +121,7 @@ class RemoteService:
         seq_id = self._next_seq(request.model_id)
         if op in ("forward", "forward_backward"):
             body = wire.forward_request_to_pb(request, seq_id, forward_only=op == "forward")
-            reply = self.http.post("/api/v1/forward_backward", content=body, headers={"content-type": wire.PROTOBUF})
+            reply = self.post("/api/v1/forward_backward", content=body, headers={"content-type": wire.PROTOBUF})
             return RemoteFuture(self, raise_for_error(reply)["request_id"], wire.output_from_pb)
         base = {"model_id": request.model_id, "seq_id": seq_id}
         if op == "optim_step":
@@ -123,7 +134,10 @@ class RemoteService:
         raise UnknownIdError(f"unknown operation {op!r}")
 
     def _sample(self, op: str, request: BaseModel) -> RemoteFuture:
-        body = {"sampling_session_id": request.sampling_session_id, "num_samples": 1, "prompt": request.prompt.model_dump(mode="json")}
+        body = {
+            "sampling_session_id": request.sampling_session_id, "seq_id": self._next_seq(request.sampling_session_id),  # a resent sample runs once
+            "num_samples": 1, "prompt": request.prompt.model_dump(mode="json"),
+        }  # fmt: skip
         if op == "sample":
             params = request.sampling_params.model_dump(mode="json", exclude_none=True)
             body |= {"num_samples": request.num_samples, "sampling_params": params, "prompt_logprobs": request.include_prompt_logprobs}
@@ -132,7 +146,24 @@ class RemoteService:
         return self._submit("/api/v1/asample", body, lambda raw: wire.sample_from_pb(raw).prompt_logprobs)
 
     def _submit(self, route: str, body: dict, decode) -> RemoteFuture:
-        return RemoteFuture(self, raise_for_error(self.http.post(route, json=body))["request_id"], decode)
+        return RemoteFuture(self, raise_for_error(self.post(route, json=body))["request_id"], decode)
+
+    def post(self, route: str, **kwargs) -> httpx.Response:
+        """POST, sent again on a broken connection, a timeout or a 502/503/504 (see the module's doc)."""
+        attempt = 0
+        while True:
+            try:
+                response = self.http.post(route, **kwargs)
+                if response.status_code not in RETRY_STATUS or attempt == RETRIES:
+                    return response
+                failure = f"HTTP {response.status_code}"
+            except httpx.TransportError as e:
+                if attempt == RETRIES:
+                    raise MintServerError(f"{route}: the MinT server did not answer after {RETRIES + 1} tries: {type(e).__name__} {e}".rstrip()) from e
+                failure = type(e).__name__
+            log.warning("%s: %s; sending it again (try %d of %d)", route, failure, attempt + 2, RETRIES + 1)
+            time.sleep(min(0.25 * 2**attempt, 4.0))
+            attempt += 1
 
     def _next_seq(self, model_id: str) -> int:
         with self._lock:

@@ -145,6 +145,8 @@ class TinkerState:
         self.samples: dict[tuple[str, int], str] = {}
         self.created: dict[str, str] = {}
         """model_id → the request that created it (a retried create gets the same answer)."""
+        self.sampling_sessions: dict[str, str] = {}
+        """``{session}:sample:{seq}`` → the sampler made for it (a retried create gets the same one)."""
         self.touched: dict[str, float] = {}
         self.setup = ThreadPoolExecutor(2, thread_name_prefix="mint-setup")
         self.lock = threading.Lock()
@@ -394,10 +396,13 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
     @app.post("/api/v1/create_sampling_session")
     def create_sampling_session(body: dict) -> dict:
         r = wire.CreateSamplingSession.model_validate(body)
-        sampler_id = f"{r.session_id}:sample:{r.sampling_session_seq_id}:{uuid.uuid4().hex[:6]}"
-        model_path = molt_path(r.model_path) if r.model_path else None
-        service.create_sampler(CreateSamplerRequest(model_path=model_path, base_model=r.base_model), sampler_id)
-        return {"type": "create_sampling_session", "sampling_session_id": sampler_id}
+        key = f"{r.session_id}:sample:{r.sampling_session_seq_id}"
+        if key not in state.sampling_sessions:
+            sampler_id = f"{key}:{uuid.uuid4().hex[:6]}"
+            model_path = molt_path(r.model_path) if r.model_path else None
+            service.create_sampler(CreateSamplerRequest(model_path=model_path, base_model=r.base_model), sampler_id)
+            state.sampling_sessions[key] = sampler_id
+        return {"type": "create_sampling_session", "sampling_session_id": state.sampling_sessions[key]}
 
     @app.get("/api/v1/samplers/{sampler_id}")
     def get_sampler(sampler_id: str) -> dict:

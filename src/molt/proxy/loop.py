@@ -42,6 +42,7 @@ from pathlib import Path
 
 import httpx
 
+from molt.engine.adapter_client import model_name
 from molt.harness.actions import REPL, ActionHarness
 from molt.harness.memory import Fact, extracted_facts, facts_note, relevant, stated_facts
 from molt.harness.memory_search import HiddenStateSimilarity
@@ -185,7 +186,7 @@ class TurnLoop:
         """Ranks remembered facts by meaning with the router's hidden states (a classifier router's only)."""
 
     def model_for(self, label: str) -> str:
-        return self.hcp.specialist(label).adapter or self.hcp.model.base
+        return model_name(self.hcp.model.engine_kind, self.hcp.model.base, self.hcp.specialist(label).adapter)
 
     def system(self, system: tuple[Message, ...], label: str, note: str | None = None) -> list[Message]:
         """The specialist's prompt, the user's remembered facts (``note``), the client's system messages."""

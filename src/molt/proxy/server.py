@@ -79,16 +79,20 @@ def action_harness(hcp: HCP, db: str | None) -> ActionHarness | None:
     return ActionHarness(ProxyRunner(hcp.tools.proxies, Journal(root / "journal.jsonl")), hcp.actions, root, ToolLibrary(Registry(db)))
 
 
-def create_app(hcp: HCP, limits: Limits = Limits(), summaries: bool = True, route_log: Path | None = None, db: str | None = None, pair: str | None = None) -> FastAPI:
+def create_app(
+    hcp: HCP, limits: Limits = Limits(), summaries: bool = True, route_log: Path | None = None, db: str | None = None, pair: str | None = None,
+    replicated: bool = False,
+) -> FastAPI:
     """``db``: the database that keeps conversations and the experience log (default ``$MOLT_DB``,
-    else SQLite in $MOLT_HOME); ``pair``: the registry pair served, named in the log."""
+    else SQLite in $MOLT_HOME); ``pair``: the registry pair served, named in the log;
+    ``replicated``: one of several proxies on ``db`` (a conversation may hop between them)."""
     token = env_token(hcp.environment.api_key_env, "bearer-token auth")
     engine_token = env_token(hcp.model.engine_api_key_env, "the engine's token")
     engine = httpx.AsyncClient(
         base_url=hcp.model.engine_url.rstrip("/"), timeout=600, headers={"authorization": f"Bearer {engine_token}"} if engine_token else None
     )
     renderer = get_renderer(load_tokenizer(hcp.model.base), hcp.tools.call_format)
-    state = ProxyState(hcp.experience, db, pair)
+    state = ProxyState(hcp.experience, db, pair, replicated)
     harness = action_harness(hcp, db)
     loop = TurnLoop(hcp, make_router(hcp, renderer, engine), engine, renderer, summaries, route_log, harness)
     loop.pair = pair

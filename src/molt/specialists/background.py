@@ -12,8 +12,7 @@ shows progress too).
 import threading
 from collections.abc import Callable
 
-import httpx
-
+from molt.engine.adapter_client import for_hcp
 from molt.hcp import HCP
 from molt.proxy.service import ProxyService
 from molt.specialists.bootstrap import Progress, bootstrap
@@ -65,8 +64,7 @@ class BackgroundBootstrap:
 
     def trained(self, label: str, revision: str) -> None:
         """Load the adapter into the engine, then let the proxy route to it."""
-        response = httpx.post(f"{self.shipped.model.engine_url.rstrip('/')}/load_lora_adapter", json={"lora_name": label, "lora_path": revision}, timeout=300)
-        response.raise_for_status()
+        for_hcp(self.shipped).load(label, revision)
         specialists = [s.model_copy(update={"adapter": label, "revision": revision}) if s.label == label else s for s in self.serving.specialists]
         self.serving = self.serving.model_copy(update={"specialists": specialists})
         self.service.switch_to(self.serving, keep_router=True)

@@ -1,21 +1,28 @@
-"""A real PostgreSQL server for the tests: ``initdb`` into a temporary folder, started on a free
-port, stopped at the end. Debian's ``postgresql`` package (``make test`` installs it when
-missing). PostgreSQL refuses to run as root, so as root the server runs as the ``postgres`` user."""
+"""A throwaway PostgreSQL server: ``initdb`` into a temporary folder, started on a free port,
+stopped and removed at the end (the tests, and benchmarks run without ``--db``). Debian's
+``postgresql`` package (``make test`` installs it when missing). PostgreSQL refuses to run as
+root, so as root the server runs as the ``postgres`` user."""
 
 import contextlib
 import glob
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from molt_processes import free_port
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def find_bin(name: str) -> str | None:
-    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    """A PostgreSQL program: Debian's newest major version, else the one on the PATH."""
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=lambda path: [int(p) if p.isdigit() else 0 for p in Path(path).parts[-3].split(".")])
     return found[-1] if found else shutil.which(name)
 
 
@@ -46,6 +53,13 @@ def postgres_server() -> Iterator[str]:
 def create_database(server: str, name: str) -> str:
     import psycopg
 
-    with psycopg.connect(server.replace("postgresql://", "postgresql://", 1) + "/postgres", autocommit=True) as connection:
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
     return f"{server}/{name}"
+
+
+def drop_database(server: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
