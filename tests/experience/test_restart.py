@@ -7,16 +7,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import tomllib
 
 import openai
 import tomli_w
-from sqlalchemy.orm import Session
 
 from molt.hcp import default_hcp_path
 from molt.registry.database import open_database
 from molt.registry.schema import ExperienceTurn, StoredConversation, TurnSummary
+from database_rows import wait_for
 from molt_processes import free_port, wait_until_healthy
 
 
@@ -29,17 +28,6 @@ def start_up(hcp_file, port: int, env: dict) -> subprocess.Popen:
         return process
     assert process.poll() is None, "molt up exited"
     raise TimeoutError("molt up did not answer /health")
-
-
-def wait_for(engine, table, key, seconds: float = 120):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with Session(engine) as session:
-            row = session.get(table, key)
-            if row is not None:
-                return row
-        time.sleep(0.2)
-    raise TimeoutError(f"{table.__tablename__} {key} was never written")
 
 
 def test_a_killed_stack_continues_the_conversation_with_the_same_summary(tmp_path):

@@ -27,6 +27,7 @@ from molt.models import load_model
 from molt.proxy.loop import stand_in_summary
 from molt.registry.database import open_database
 from molt.registry.schema import ExperienceTurn, TurnSummary
+from database_rows import wait_for
 from molt_processes import free_port, wait_until_healthy
 from molt.registry.local_postgres import create_database
 
@@ -63,13 +64,7 @@ def logged(db: str, turn_id: str) -> ExperienceTurn:
     """The turn's experience row; a replica commits it shortly after answering."""
     engine = open_database(db)
     try:
-        for _ in range(600):
-            with Session(engine) as session:
-                row = session.get(ExperienceTurn, turn_id)
-                if row is not None:
-                    return row
-            time.sleep(0.1)
-        raise TimeoutError(f"turn {turn_id} was never logged")
+        return wait_for(engine, ExperienceTurn, turn_id, seconds=60)
     finally:
         engine.dispose()
 
