@@ -3,17 +3,27 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.molt-installed
+SCALE_STAMP := $(VENV)/.molt-scale-installed
 WEB_BUNDLE := src/molt/web/static/app.js
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: up test install sandbox services proto clean
+.PHONY: up test test-scale install sandbox services proto clean
 
 up: install sandbox
 	$(BIN)/molt up
 
 test: install services
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not scale"
+
+# The scale-out tests that need Ray (the `scale` extra): MinT's runs in the workers of a local Ray
+# cluster, one killed mid-session. `.ci/run` runs them after `make test`.
+test-scale: install $(SCALE_STAMP)
+	$(BIN)/python -m pytest -m scale
+
+$(SCALE_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,bench,scale]'
+	touch $(SCALE_STAMP)
 
 install: $(STAMP) $(WEB_BUNDLE)
 

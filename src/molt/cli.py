@@ -241,11 +241,14 @@ def mint_serve(
     longstraw_min_prefix: Annotated[int, typer.Option(help="Shared tokens from which auto uses LongStraw.")] = 512,
     prefix_reuse_steps: Annotated[int, typer.Option(help="Keep a prompt's LongStraw state across this many optimizer steps when it comes back (stale by up to that many steps); 0: off.")] = 0,
     longstraw_exact: Annotated[bool, typer.Option("--longstraw-exact", help="Also carry the gradient through the shared prompt (one more checkpointed pass over it): full backprop's gradient, memory still flat in the group size.")] = False,
+    ray: Annotated[Optional[str], typer.Option(help="Train in Ray actors, one per base with its runs multiplexed on it, at this cluster address (ray://host:10001, host:6379) or 'local' (a cluster started here); a worker that dies is replaced and its runs resume from their last saved state. Needs the scale extra (pip install 'molt[scale]').")] = None,
+    ray_worker_cpus: Annotated[Optional[float], typer.Option(help="CPUs each Ray worker reserves (also its PyTorch threads); default: as many as this machine has.")] = None,
 ) -> None:
     """Serve MinT over the Tinker HTTP protocol: the tinker SDK (TINKER_BASE_URL, a tml- key) or
     molt's ServiceClient(base_url=...) train and sample here. Only the bases named by --base are
     served, with caps on LoRA rank, runs, samples and queue depth. Runs live in memory: after a
-    restart, resume from a saved state (create_training_client_from_state)."""
+    restart, resume from a saved state (create_training_client_from_state). With --ray the runs
+    train on a Ray cluster and this process is their HTTP front."""
     from molt.http_server import serve
     from molt.mint.longstraw import LongStraw
     from molt.mint.server import create_app
@@ -253,11 +256,20 @@ def mint_serve(
 
     try:
         long_context = LongStraw(longstraw, longstraw_min_prefix, reuse_steps=prefix_reuse_steps, exact=longstraw_exact)
-        service = LocalService(dtype, MintLimits(bases=tuple(base or ["embedded"])), long_context)
-    except ValueError as e:
+        limits = MintLimits(bases=tuple(base or ["embedded"]))
+        if ray:
+            from molt.mint.ray_service import RayService
+
+            service = RayService(ray, dtype, limits, long_context, ray_worker_cpus)
+        else:
+            service = LocalService(dtype, limits, long_context)
+    except ModuleNotFoundError as e:
+        fail(f"--ray needs Ray: pip install 'molt[scale]' ({e})")
+    except (ValueError, ConnectionError) as e:
         fail(e)
     auth = "API key required" if api_key else "no auth"
-    err.print(f"molt mint: http://{host}:{port} (bases {', '.join(service.limits.bases)}; dtype {str(service.dtype).removeprefix('torch.')}; LongStraw {longstraw}{' exact' if longstraw_exact else ''}; checkpoints under $MOLT_HOME; {auth})")
+    where = f"Ray workers at {ray}" if ray else "in this process"
+    err.print(f"molt mint: http://{host}:{port} (bases {', '.join(service.limits.bases)}; dtype {str(service.dtype).removeprefix('torch.')}; training {where}; LongStraw {longstraw}{' exact' if longstraw_exact else ''}; checkpoints under $MOLT_HOME; {auth})")
     serve(create_app(service, token=api_key), host, port)
 
 
@@ -457,6 +469,27 @@ def bench_replicas(
     from molt.bench.replicas import ReplicaBenchConfig, run
 
     _bench(lambda out: run(_hcp(hcp), ReplicaBenchConfig(rounds, max_tokens, db), out), json_output)
+
+
+@bench_app.command("ray")
+def bench_ray(
+    model: Source = "embedded",
+    steps: Annotated[int, typer.Option(min=1, help="Training steps per path (after one warm-up step).")] = 8,
+    batch: Annotated[int, typer.Option(min=1, help="Datums per step.")] = 8,
+    tokens: Annotated[int, typer.Option(min=2, help="Tokens per datum.")] = 128,
+    ray: Annotated[str, typer.Option(help="The Ray cluster: an address, or 'local' to start one here.")] = "local",
+    worker_cpus: Annotated[Optional[float], typer.Option(help="CPUs the Ray worker reserves (also its PyTorch threads); default: as many as this machine has.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object with every figure.")] = False,
+) -> None:
+    """A training step in process, over the Tinker HTTP protocol, and over it with the run in a
+    Ray worker (`molt mint serve --ray`): what Ray costs a step. Needs the scale extra."""
+    import importlib.util
+
+    from molt.bench.ray_step import RayStepConfig, run
+
+    if importlib.util.find_spec("ray") is None:
+        fail("this bench needs Ray: pip install 'molt[scale]'")
+    _bench(lambda out: run(RayStepConfig(model, steps, batch, tokens, ray=ray, worker_cpus=worker_cpus), out), json_output)
 
 
 @bench_app.command("living")

@@ -10,6 +10,7 @@ import torch
 
 from faulty_network import Fault, FaultyRelay
 from molt.mint import ServiceClient
+from molt.mint import remote
 from molt.mint.remote import MintServerError
 from molt.mint.types import AdamParams, Datum, ModelInput
 from molt_processes import free_port, start_mint
@@ -66,7 +67,8 @@ def test_every_step_is_applied_exactly_once_through_a_faulty_network(mint_url):
     assert torch.equal(faulty, clean)  # a step or a gradient applied twice would move these
 
 
-def test_a_network_that_never_answers_fails_clearly(mint_url):
+def test_a_network_that_never_answers_fails_clearly(mint_url, monkeypatch):
+    monkeypatch.setattr(remote, "BACKOFF_S", 0.01)  # seven tries, without the real pauses
     with FaultyRelay(mint_url, [Fault("/optim_step", n, "drop") for n in range(1, 10)]) as relay:
         training = ServiceClient(base_url=relay.url, api_timeout=5.0).create_lora_training_client("tiny", rank=4, seed=0)
         with pytest.raises(MintServerError, match="did not answer after 7 tries"):

@@ -30,7 +30,9 @@ from molt.mint.service import BusyError, LimitError, UnknownIdError
 
 POLL_SECONDS = 30.0
 RETRIES = 6
-"""Tries after the first before a network failure reaches the caller (backoff 0.25 s doubling, at most 4 s)."""
+"""Tries after the first before a network failure reaches the caller."""
+BACKOFF_S = 0.25
+"""The pause before the first resend, doubling each time, at most 16 times this."""
 RETRY_STATUS = (502, 503, 504)
 
 log = logging.getLogger("molt.mint")
@@ -162,7 +164,7 @@ class RemoteService:
                     raise MintServerError(f"{route}: the MinT server did not answer after {RETRIES + 1} tries: {type(e).__name__} {e}".rstrip()) from e
                 failure = type(e).__name__
             log.warning("%s: %s; sending it again (try %d of %d)", route, failure, attempt + 2, RETRIES + 1)
-            time.sleep(min(0.25 * 2**attempt, 4.0))
+            time.sleep(BACKOFF_S * min(2**attempt, 16))
             attempt += 1
 
     def _next_seq(self, model_id: str) -> int:

@@ -176,7 +176,7 @@ class TinkerState:
         """Queue one training call in its run's seq_id order; errors a call can have before it
         is queued (unknown run, full queue, ``check``'s) are raised here when its turn is now. A
         refused call still takes its seq_id's turn, so the run's next call does not wait for it."""
-        self.service.run(model_id)
+        self.service.info(model_id)  # an unknown run is refused here
         self.touched[model_id] = time.time()
         request_id, future = self.new_request(op)
         immediate = True
@@ -308,10 +308,9 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
         from molt.models.loader import tokenizer_folder
 
         model_id = wire.ModelRef.model_validate(body).model_id
-        run = service.run(model_id)
-        base = run.backend.base_model
-        model_data = {"arch": run.backend.model.config.model_type, "model_name": base, "tokenizer_id": str(tokenizer_folder(base))}
-        return {"type": "get_info", "model_id": model_id, "model_data": model_data, "is_lora": True, "lora_rank": run.policy.config.rank, "model_name": base}
+        info = service.info(model_id)
+        model_data = {"arch": info.arch, "model_name": info.base_model, "tokenizer_id": str(tokenizer_folder(info.base_model))}
+        return {"type": "get_info", "model_id": model_id, "model_data": model_data, "is_lora": True, "lora_rank": info.rank, "model_name": info.base_model}
 
     @app.post("/api/v1/forward_backward")
     async def forward_backward(request: Request) -> dict:
@@ -458,10 +457,10 @@ def create_app(service: LocalService, token: str | None = None, max_body_bytes: 
     # --- runs and checkpoints (RestClient) -------------------------------------------------
 
     def run_record(model_id: str) -> dict:
-        run = service.run(model_id)
+        info = service.info(model_id)
         return {
-            "training_run_id": model_id, "base_model": run.backend.base_model, "model_owner": "local", "is_lora": True,
-            "lora_rank": run.policy.config.rank, "last_request_time": now_iso(state.touched.get(model_id)),
+            "training_run_id": model_id, "base_model": info.base_model, "model_owner": "local", "is_lora": True,
+            "lora_rank": info.rank, "last_request_time": now_iso(state.touched.get(model_id)),
         }  # fmt: skip
 
     @app.get("/api/v1/training_runs")

@@ -76,6 +76,15 @@ def resolve_dtype(dtype: str) -> torch.dtype:
     return getattr(torch, dtype)
 
 
+@dataclass(frozen=True)
+class RunInfo:
+    """What the HTTP front tells about a run (``get_info``, ``training_runs``)."""
+
+    base_model: str
+    rank: int
+    arch: str
+
+
 @dataclass
 class TrainingRun:
     backend: LocalBackend
@@ -93,19 +102,23 @@ class LocalService:
 
     def create_model(self, request: CreateModelRequest, name: str | None = None) -> str:
         """A new training run; ``name``: its model_id (default: a fresh ``run-…``)."""
-        self.limits.check_base(request.base_model)
-        if name is not None and name in self._runs:
-            raise LimitError(f"a training run named {name!r} exists")
-        if request.lora_config.rank > self.limits.max_rank:
-            raise LimitError(f"LoRA rank {request.lora_config.rank} is over this server's limit of {self.limits.max_rank}")
-        if len(self._runs) >= self.limits.max_runs:
-            raise LimitError(f"this server holds {len(self._runs)} training runs, its limit")
+        self.check_new_run(request, name, self._runs)
         if request.base_model not in self._backends:
             self._backends[request.base_model] = (LocalBackend(request.base_model, self.dtype, long_context=self.long_context), OrderedWorker(f"mint-{request.base_model}"))
         backend, worker = self._backends[request.base_model]
         policy = backend.create_policy(name or f"run-{uuid.uuid4().hex[:12]}", request.lora_config)
         self._runs[policy.name] = TrainingRun(backend, policy, worker)
         return policy.name
+
+    def check_new_run(self, request: CreateModelRequest, name: str | None, runs: dict) -> None:
+        """Refuse a run over the limits (a base not served, a rank too high, too many runs) or a taken name."""
+        self.limits.check_base(request.base_model)
+        if name is not None and name in runs:
+            raise LimitError(f"a training run named {name!r} exists")
+        if request.lora_config.rank > self.limits.max_rank:
+            raise LimitError(f"LoRA rank {request.lora_config.rank} is over this server's limit of {self.limits.max_rank}")
+        if len(runs) >= self.limits.max_runs:
+            raise LimitError(f"this server holds {len(runs)} training runs, its limit")
 
     def create_sampler(self, request: CreateSamplerRequest, name: str | None = None) -> str:
         """A session sampling a saved revision (``model_path``, a molt:// or tinker:// path) or the
@@ -137,6 +150,10 @@ class LocalService:
 
     def base_model(self, model_id: str) -> str:
         return self.run(model_id).backend.base_model
+
+    def info(self, model_id: str) -> RunInfo:
+        run = self.run(model_id)
+        return RunInfo(run.backend.base_model, run.policy.config.rank, run.backend.model.config.model_type)
 
     def submit(self, op: str, request: BaseModel) -> APIFuture:
         if op not in REQUESTS:
