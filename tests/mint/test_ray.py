@@ -6,17 +6,15 @@ Run: make test-scale (or pytest -m scale tests/mint/test_ray.py)."""
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is the scale extra: make test-scale installs it")
+from molt.http_server import ServerThread
+from molt.mint import ServiceClient
+from molt.mint.longstraw import LongStraw
+from molt.mint.ray_service import RayService  # imports Ray only when a service starts
+from molt.mint.server import create_app
+from molt.mint.service import MintLimits
+from molt.mint.types import AdamParams, Datum, ModelInput
 
-from molt.http_server import ServerThread  # noqa: E402
-from molt.mint import ServiceClient  # noqa: E402
-from molt.mint.longstraw import LongStraw  # noqa: E402
-from molt.mint.ray_service import RayService  # noqa: E402
-from molt.mint.server import create_app  # noqa: E402
-from molt.mint.service import MintLimits  # noqa: E402
-from molt.mint.types import AdamParams, Datum, ModelInput  # noqa: E402
-
-pytestmark = pytest.mark.scale
+pytestmark = pytest.mark.scale  # `make test` leaves these out; `make test-scale` installs Ray and runs them
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +66,7 @@ def test_a_killed_worker_is_replaced_and_the_run_resumes_from_its_saved_state(cl
     training.forward_backward([datum(2)], "cross_entropy").result()
     before = service.worker_pid(training.model_id)
     worker = service._workers["tiny"]
-    ray.kill(worker.handle, no_restart=False)  # the worker dies mid-session
+    service.ray.kill(worker.handle, no_restart=False)  # the worker dies mid-session
     while service._replacement(worker) == worker.incarnation:  # the kill lands, Ray starts a new one
         pass
     with pytest.raises(RuntimeError, match=r"died and was replaced: run .* resumed from its last saved state .*after-2 \(step 2\)"):
@@ -85,7 +83,7 @@ def test_molt_mint_serve_on_ray_speaks_tinker(tmp_path):
     from molt_processes import free_port, start_mint
 
     os.environ.setdefault("TINKER_TELEMETRY", "0")
-    tinker = pytest.importorskip("tinker")
+    import tinker
     port = free_port()
     server = start_mint(port, "--ray", "local", "--api-key", "tml-molt-ray")
     try:
