@@ -56,6 +56,13 @@ def fail(error: object, code: int = 2) -> NoReturn:
     err.print(f"[bold red]error:[/] {error}")
     raise typer.Exit(code)
 
+
+def _check_engine_kind(kind: str) -> None:
+    from molt.engine.adapter_client import ENGINE_KINDS
+
+    if kind not in ENGINE_KINDS:
+        fail(f"--engine-kind must be one of {', '.join(ENGINE_KINDS)}, not {kind!r}")
+
 Source = Annotated[str, typer.Option("--model", "-m", help=SOURCE_HELP)]
 TrainedHcp = Annotated[Optional[Path], typer.Option(help="The HCP to use; default: the bootstrapped one (`molt specialists bootstrap`).")]
 DbOption = Annotated[Optional[str], typer.Option("--db", help="Registry database: any SQLAlchemy URL (postgresql://user@host/db); default $MOLT_DB, else a SQLite file in $MOLT_HOME.")]
@@ -96,7 +103,7 @@ def up(
 
     With --engine-url, an engine already running (vLLM, SGLang) serves instead of molt's: see
     docs/scale-out.md."""
-    from molt.engine.adapter_client import ENGINE_KINDS, EngineAdapterError
+    from molt.engine.adapter_client import EngineAdapterError
     from molt.hcp import load_hcp
     from molt.registry.pairs import PRODUCTION
     from molt.specialists.bootstrap import bootstrapped_path
@@ -115,8 +122,7 @@ def up(
         else:
             first_start = True
     contract = contract or _hcp(hcp)
-    if engine_kind not in ENGINE_KINDS:
-        fail(f"--engine-kind must be one of {', '.join(ENGINE_KINDS)}, not {engine_kind!r}")
+    _check_engine_kind(engine_kind)
     loaded = None if engine_url else _load(contract.model.base)
     try:
         run_stack(contract, loaded, host, port, engine_port, console, err, train=first_start, pair=pair, learn=learn, engine_url=engine_url, engine_kind=engine_kind)
@@ -310,10 +316,7 @@ def train_sft(
     """Fine-tune a LoRA adapter on chat JSONL (assistant tokens only), with packing, a held-out
     eval loss, checkpoints and --resume; the result is an adapter revision the engine serves,
     registered with its dataset and job (`molt registry promote` puts it into production)."""
-    from molt.engine.adapter_client import ENGINE_KINDS
-
-    if engine_kind not in ENGINE_KINDS:
-        fail(f"--engine-kind must be one of {', '.join(ENGINE_KINDS)}, not {engine_kind!r}")
+    _check_engine_kind(engine_kind)
     import dataclasses
     import json
 

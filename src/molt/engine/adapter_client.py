@@ -17,11 +17,10 @@ adapters folder (one machine, or a shared volume).
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import httpx
-
-from pathlib import Path
 
 from molt.mint.checkpoints import resolve, revision_path
 
@@ -53,12 +52,15 @@ class EngineAdapters:
         """The server's root, where SGLang's adapter routes live."""
         return self.engine_url.removesuffix("/v1")
 
-    def _post(self, url: str, body: dict) -> httpx.Response:
+    def _request(self, method: str, url: str, **kwargs) -> httpx.Response:
         headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else None
         try:
-            return httpx.post(url, json=body, headers=headers, timeout=self.timeout)
+            return httpx.request(method, url, headers=headers, **{"timeout": self.timeout, **kwargs})
         except httpx.HTTPError as e:
             raise EngineAdapterError(f"the engine at {self.engine_url} is unreachable: {type(e).__name__} {e}".rstrip()) from e
+
+    def _post(self, url: str, body: dict) -> httpx.Response:
+        return self._request("POST", url, json=body)
 
     def lora_path(self, revision: str) -> str:
         """What the engine is told to load: molt's engine takes the revision, the others its folder."""
@@ -98,11 +100,7 @@ class EngineAdapters:
             raise EngineAdapterError(f"SGLang did not {action} adapter {body['lora_name']!r}: HTTP {reply.status_code}: {answer.get('error_message') or message_of(reply)}")
 
     def models(self) -> list[dict]:
-        headers = {"authorization": f"Bearer {self.api_key}"} if self.api_key else None
-        try:
-            reply = httpx.get(f"{self.engine_url}/models", headers=headers, timeout=30)
-        except httpx.HTTPError as e:
-            raise EngineAdapterError(f"the engine at {self.engine_url} is unreachable: {type(e).__name__} {e}".rstrip()) from e
+        reply = self._request("GET", f"{self.engine_url}/models", timeout=30)
         if reply.is_error:
             raise EngineAdapterError(f"{self.engine_url}/models: HTTP {reply.status_code}: {message_of(reply)}")
         return reply.json()["data"]

@@ -154,9 +154,8 @@ class DurableConversations:
             row = session.get(StoredConversation, key)
             if row is None or row.kind != self.kind:
                 return None
-            summaries = self._summaries(session, [t["id"] for t in row.data["turns"] if not t["summary"]])
-            if row.data["pending"] and not row.data["pending"]["summary"]:
-                summaries |= self._summaries(session, [row.data["pending"]["id"]])
+            turns = [*row.data["turns"], *([row.data["pending"]] if row.data["pending"] else [])]
+            summaries = self._summaries(session, [t["id"] for t in turns if not t["summary"]])
             deadline = as_utc(row.updated_at) + timedelta(seconds=SUMMARY_WAIT_S)
             awaited = frozenset(t["id"] for t in row.data["turns"] if not t["summary"] and t["id"] not in summaries)
             if not (self.replicated and awaited and datetime.now(timezone.utc) < deadline):
@@ -196,5 +195,4 @@ class DurableConversations:
 
     def _read_summary(self, turn_id: str) -> str | None:
         with self.session() as session:
-            row = session.get(TurnSummary, turn_id)
-            return None if row is None else row.summary
+            return self._summaries(session, [turn_id]).get(turn_id)

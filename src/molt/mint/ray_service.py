@@ -101,7 +101,6 @@ class RayService(LocalService):
         super().__init__(dtype, limits, long_context)  # sampling stays in the front
         self.ray = ray
         ray.init(address=None if address == "local" else address, include_dashboard=False, ignore_reinit_error=True, logging_level="warning")
-        self.address = address
         self.cpus_per_worker = cpus_per_worker or min(os.cpu_count() or 1, ray.cluster_resources().get("CPU", 1))
         self._actor = ray.remote(MintWorker)
         self._workers: dict[str, Worker] = {}

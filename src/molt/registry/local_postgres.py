@@ -50,16 +50,18 @@ def postgres_server() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def create_database(server: str, name: str) -> str:
+def _administer(server: str, statement: str) -> None:
+    """Run ``statement`` on the server's ``postgres`` database, outside a transaction (as CREATE and DROP DATABASE need)."""
     import psycopg
 
     with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
+        connection.execute(statement)
+
+
+def create_database(server: str, name: str) -> str:
+    _administer(server, f'CREATE DATABASE "{name}"')
     return f"{server}/{name}"
 
 
 def drop_database(server: str, name: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    _administer(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
