@@ -1282,6 +1282,13 @@ def _generation_table(state: dict) -> None:
         interval = f"[×{c['low']:.2f}, ×{c['high']:.2f}]" if ratio else f"[{c['low']:+.3f}, {c['high']:+.3f}]"
         table.add_row(c["name"] + (" (reused)" if c.get("note") else ""), f"{c['before']:.3f}", f"{c['after']:.3f}", delta, interval, c["threshold"], "[green]pass[/]" if c["passed"] else "[red]fail[/]")
     console.print(table)
+    timed = [f"{name} {_minutes(phases[name]['seconds'])}" for name in ("discovery", "expansion", "collected", "update", "gate") if "seconds" in phases.get(name, {})]
+    if timed:
+        console.print(f"time: {', '.join(timed)} (phases resumed from an earlier run count that run's time)")
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds) // 60} min {int(seconds) % 60:02d} s"
 
 
 @registry_app.command("list")

@@ -6,6 +6,7 @@ embedded model by ``molt evolve`` itself; the tiny model only exercises the mach
 import json
 import shutil
 
+import httpx
 import pytest
 
 import molt.evolve.generation as generation
@@ -13,6 +14,7 @@ from molt.evolve.contract import parse_contract
 from molt.evolve.generation import EvolveConfig, evolve_root, next_generation, read_state, run_generation
 from molt.registry import Registry
 from molt.registry.pairs import PRODUCTION
+from molt_processes import free_port, start_mint
 
 CONTRACT = parse_contract({
     "contract_version": "1", "name": "tiny", "routing": {"cases": 5},
@@ -99,12 +101,22 @@ def test_a_generation_whose_incumbent_is_no_longer_production_starts_over(tiny_w
     shutil.rmtree(folder)
 
 
-def test_the_rl_update_trains_the_next_revision_with_molt_rl_from_the_served_one(tiny_world):
+def test_the_rl_update_trains_the_next_revision_with_molt_rl_from_the_served_one_on_a_remote_mint(tiny_world):
+    """``molt evolve --mint-url``: the update trains in another process, over the Tinker protocol."""
     url, done = tiny_world
     registry = Registry(url)
     incumbent = registry.resolve_alias(PRODUCTION)[0]
     number = next_generation("agent")
-    state = run_generation(registry, CONTRACT, EvolveConfig(target="agent", bank=4, search=4, k=2, max_trials=1, update="rl", rl_steps=1), number)
+    port = free_port()
+    server = start_mint(port)  # inherits MOLT_HOME: the candidate's weights are read from the shared checkpoints
+    try:
+        config = EvolveConfig(target="agent", bank=4, search=4, k=2, max_trials=1, update="rl", rl_steps=1, mint_url=f"http://127.0.0.1:{port}")
+        state = run_generation(registry, CONTRACT, config, number)
+        remote_runs = httpx.get(f"http://127.0.0.1:{port}/api/v1/training_runs").json()["training_runs"]
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert [r["base_model"] for r in remote_runs] == ["tiny"]  # the update's one run trained there
     assert state["phases"]["collected"] == {"skipped": "the rl update samples and rewards its own groups"}
     adapter = registry.get(state["phases"]["update"]["adapter"])
     job = registry.get(adapter.parents["trained_by"])

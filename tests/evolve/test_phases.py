@@ -129,3 +129,32 @@ def test_the_harness_tool_descriptions_reach_evolves_requests_and_rl_problems():
     dataset = FamilyDataset("agent", "train", 20, hcp, "agent", renderer=None, seed=2)
     offered = [t["function"] for c in dataset.cases for t in c.tools or [] if t["function"]["name"] == name]
     assert offered and all(f["description"] == "Described by the harness." for f in offered)
+
+
+def test_expansion_keeps_the_edit_that_fixes_failures_and_spends_the_search_split_only_on_such_edits(monkeypatch):
+    """A scripted specialist calls the right function only when its prompt asks it to (the
+    ``no call`` instruction): that edit is kept; one that fixes nothing is never searched."""
+    import molt.evolve.expansion as expansion
+
+    cases = [c for c in FAMILIES["agent"].generate("train", 40, seed=3) if c.check["kind"] == "call"]
+    bank, search = cases[:8], cases[8:14]
+    answered: list[tuple[bool, int]] = []
+
+    def scripted(who, asked, on_case=lambda: None):
+        told = EDITS["no call"] in who.system
+        answered.append((told, len(asked)))
+        for _ in asked:
+            on_case()
+        return [c.answer if told else {"role": "assistant", "content": "Sure, I can help with that."} for c in asked]
+
+    monkeypatch.setattr(expansion, "greedy", scripted)
+    hcp = load_hcp()
+    ticks = []
+    result = expansion.expand(specialist("http://unused", hcp, "agent"), hcp, "agent", bank, search, max_trials=2, on_case=lambda: ticks.append(1))
+    assert result.failures == {"no call": 8} and result.bank_score == 0.0 and result.search_before == 0.0
+    (fixing, other) = result.trials
+    assert fixing.edit == Edit("no call", "instruction", EDITS["no call"]) and fixing.fixed == 8 and fixing.search == 1.0 and fixing.kept
+    assert other.edit.kind == "example" and other.fixed == 0 and other.search is None and not other.kept
+    assert result.kept == fixing.edit
+    assert [n for _, n in answered] == [8, 6, 8, 6, 7]  # bank, search, edit 1's slice and search, edit 2's slice (its own source left out), no search
+    assert len(ticks) == 8 + 6 + 2 * (8 + 6) - 1  # the bar still reaches the total the generation announced (less the example's own source)

@@ -79,8 +79,8 @@ class Trial:
     edit: Edit
     fixed: int
     """Failing bank cases the edit solves."""
-    search: float
-    """Search-split score with the edit."""
+    search: float | None
+    """Search-split score with the edit (None: it fixed nothing on the slice, so it was not searched)."""
     kept: bool
 
 
@@ -109,8 +109,11 @@ def expand(who: Specialist, hcp: HCP, label: str, bank: list[Case], search: list
         trying = who.under(edit.applied(hcp, label), label)
         slice_cases = [case for case, _ in failing if case.request != edit.source]
         fixed = sum(score(c, a) == 1.0 for c, a in zip(slice_cases, greedy(trying, slice_cases, on_case)))
-        trials.append(Trial(edit, fixed, _mean(trying, search, on_case), False))
-    best = max((t for t in trials if t.fixed > 0 and t.search > search_before), key=lambda t: (t.search, t.fixed), default=None)
+        if fixed == 0:  # it cannot be kept, so the search split is not spent on it
+            for _ in search:
+                on_case()
+        trials.append(Trial(edit, fixed, _mean(trying, search, on_case) if fixed else None, False))
+    best = max((t for t in trials if t.fixed > 0 and t.search is not None and t.search > search_before), key=lambda t: (t.search, t.fixed), default=None)
     trials = [replace(t, kept=t is best) for t in trials]
     return Expansion(dict(kinds), bank_score, search_before, trials, best.edit if best else None)
 

@@ -10,6 +10,7 @@ over from the new production: its results would judge the wrong pair.
 
 import json
 import shutil
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -150,43 +151,53 @@ def run_generation(registry: Registry, contract: Contract, config: EvolveConfig,
         with serving(served) as url:
             who = specialist(url, served, target)
             if "discovery" not in phases:
+                began = time.monotonic()
                 report.start("discovery: sampling variants", len(bank) * config.variants_per_case * config.k)
                 found = discover(who, bank, config.variants_per_case, config.k, config.temperature, seed, report.advance)
                 write_atomic(folder / "variants.json", json.dumps([{"operator": v.operator, "source": v.source, "case": asdict(v.case)} for v in found.kept], ensure_ascii=False))
-                phases["discovery"] = {"proposed": found.proposed, "kept": len(found.kept), "by_operator": dict(Counter(v.operator for v in found.kept))}
+                phases["discovery"] = {"proposed": found.proposed, "kept": len(found.kept), "by_operator": dict(Counter(v.operator for v in found.kept)), "seconds": _since(began)}
                 save_state(folder, state)
             variants = [Case(**v["case"]) for v in json.loads((folder / "variants.json").read_text(encoding="utf-8"))]
             if "expansion" not in phases:
+                began = time.monotonic()
                 report.start("expansion: failures and HCP edits", len(bank) + len(search) * (1 + config.max_trials) + len(bank) * config.max_trials)
                 result = expand(who, served, target, bank, search, config.max_trials, report.advance)
                 phases["expansion"] = {
                     "failures": result.failures, "bank_score": result.bank_score, "search_before": result.search_before,
-                    "trials": [asdict(t) for t in result.trials], "kept": asdict(result.kept) if result.kept else None,
+                    "trials": [asdict(t) for t in result.trials], "kept": asdict(result.kept) if result.kept else None, "seconds": _since(began),
                 }
                 save_state(folder, state)
             if "collected" not in phases and config.update == "rl":
                 phases["collected"] = {"skipped": "the rl update samples and rewards its own groups"}
                 save_state(folder, state)
             if "collected" not in phases:
+                began = time.monotonic()
                 rated = list(export(open_database(config.experience_db), specialist=target, rating="up"))
                 report.start("update: sampling trajectories", (len(bank) + len(variants)) * config.k)
                 harness = with_kept_edit(incumbent, target, phases)
                 got = collect(who.under(harness, target), bank + variants, variants, rated, contract, config.k, config.temperature, config.per_problem, report.advance)
                 write_rows(folder / "data.jsonl", got.rows)
-                phases["collected"] = {"rows": len(got.rows), "solved_problems": got.sampled_ok, "problems": len(bank) + len(variants), "references": got.references, "rated": got.rated, "rated_dropped_overlap": got.dropped_overlap}
+                phases["collected"] = {"rows": len(got.rows), "solved_problems": got.sampled_ok, "problems": len(bank) + len(variants), "references": got.references, "rated": got.rated, "rated_dropped_overlap": got.dropped_overlap, "seconds": _since(began)}
                 save_state(folder, state)
     harness = with_kept_edit(incumbent, target, phases)
 
     if "update" not in phases:
+        began = time.monotonic()
         train = rl_candidate if config.update == "rl" else train_candidate
-        phases["update"] = train(registry, harness, state, folder, config, report, service)
+        phases["update"] = train(registry, harness, state, folder, config, report, service) | {"seconds": _since(began)}
         save_state(folder, state)
     candidate_id = phases["update"]["pair"]
 
     if "gate" not in phases:
-        phases["gate"] = gate(registry, contract, target, state["incumbent"], candidate_id, number, report)
+        began = time.monotonic()
+        phases["gate"] = gate(registry, contract, target, state["incumbent"], candidate_id, number, report) | {"seconds": _since(began)}
         save_state(folder, state)
     return state
+
+
+def _since(began: float) -> int:
+    """Whole seconds a phase took in the run that finished it (stored in ``state.json``, shown per generation)."""
+    return round(time.monotonic() - began)
 
 
 def train_candidate(registry: Registry, harness: HCP, state: dict, folder: Path, config: EvolveConfig, report: Reporter, service: ServiceClient | None) -> dict:

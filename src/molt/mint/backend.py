@@ -38,6 +38,9 @@ from molt.models.sparse_attention import sparse_indexers
 
 # PEFT asks transformers 5 a question under its deprecated name; the answer is the same.
 warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+# PEFT warns that a LoRA on a tied unembedding complicates merging it into the base; molt never
+# merges (the engine, vLLM and SGLang apply the adapter beside the frozen base).
+warnings.filterwarnings("ignore", message=".*tie_word_embeddings=True.*", category=UserWarning)
 
 INTEGER_INPUTS = ("target_tokens", *routing.INTEGER_INPUTS)
 ATTENTION, MLP = ["q_proj", "k_proj", "v_proj", "o_proj"], ["gate_proj", "up_proj", "down_proj"]
