@@ -14,12 +14,14 @@ from molt.evolve.contract import parse_contract
 from molt.evolve.generation import EvolveConfig, evolve_root, next_generation, read_state, run_generation
 from molt.registry import Registry
 from molt.registry.pairs import PRODUCTION
+from faulty_network import Fault, FaultyRelay
 from molt_processes import free_port, start_mint
 
 CONTRACT = parse_contract({
     "contract_version": "1", "name": "tiny", "routing": {"cases": 5},
     "suites": [{"specialist": "agent", "cases": 10}, {"specialist": "chat", "cases": 10}],
 })
+REMOTE_FAULTS = [Fault("/create_model", 1, "duplicate"), Fault("/save_weights_for_sampler", 2, "reset"), Fault("/retrieve_future", 5, "drop")]
 CONFIG = EvolveConfig(target="agent", bank=6, search=4, k=2, max_trials=1, update="sft")
 
 
@@ -80,7 +82,7 @@ def test_a_stopped_generation_resumes_after_its_last_finished_phase_and_records_
     with monkeypatch.context() as patch:
         patch.setattr(generation, "judged", stop)
         again = generation.gate(registry, CONTRACT, "agent", incumbent, candidate.id, 1, generation.Reporter())
-    assert again == gate and len(registry.history(PRODUCTION)) == moves and len(registry.records("evaluation")) == evaluations
+    assert again | {"seconds": gate["seconds"]} == gate and len(registry.history(PRODUCTION)) == moves and len(registry.records("evaluation")) == evaluations
 
 
 def test_a_generation_whose_incumbent_is_no_longer_production_starts_over(tiny_world, monkeypatch):
@@ -102,7 +104,8 @@ def test_a_generation_whose_incumbent_is_no_longer_production_starts_over(tiny_w
 
 
 def test_the_rl_update_trains_the_next_revision_with_molt_rl_from_the_served_one_on_a_remote_mint(tiny_world):
-    """``molt evolve --mint-url``: the update trains in another process, over the Tinker protocol."""
+    """``molt evolve --mint-url``: the update trains in another process, over the Tinker protocol,
+    through a faulty network (a run created twice, a lost reply to a save, a dropped poll)."""
     url, done = tiny_world
     registry = Registry(url)
     incumbent = registry.resolve_alias(PRODUCTION)[0]
@@ -110,13 +113,15 @@ def test_the_rl_update_trains_the_next_revision_with_molt_rl_from_the_served_one
     port = free_port()
     server = start_mint(port)  # inherits MOLT_HOME: the candidate's weights are read from the shared checkpoints
     try:
-        config = EvolveConfig(target="agent", bank=4, search=4, k=2, max_trials=1, update="rl", rl_steps=1, mint_url=f"http://127.0.0.1:{port}")
-        state = run_generation(registry, CONTRACT, config, number)
+        with FaultyRelay(f"http://127.0.0.1:{port}", REMOTE_FAULTS) as relay:
+            config = EvolveConfig(target="agent", bank=4, search=4, k=2, max_trials=1, update="rl", rl_steps=1, mint_url=relay.url)
+            state = run_generation(registry, CONTRACT, config, number)
         remote_runs = httpx.get(f"http://127.0.0.1:{port}/api/v1/training_runs").json()["training_runs"]
     finally:
         server.terminate()
         server.wait(30)
-    assert [r["base_model"] for r in remote_runs] == ["tiny"]  # the update's one run trained there
+    assert sorted(map(repr, relay.fired)) == sorted(map(repr, REMOTE_FAULTS))
+    assert [r["base_model"] for r in remote_runs] == ["tiny"]  # the update's one run trained there, created once
     assert state["phases"]["collected"] == {"skipped": "the rl update samples and rewards its own groups"}
     adapter = registry.get(state["phases"]["update"]["adapter"])
     job = registry.get(adapter.parents["trained_by"])
