@@ -4,7 +4,7 @@ import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -13,7 +13,10 @@ from rich.table import Table
 from molt import __version__
 from molt.http_api import API_KEY_ENV
 from molt.proxy.limits import Limits
-from molt.models import LoadedModel, ModelLoadError, load_model
+from molt.models.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from molt.models import LoadedModel
 
 COMING = "Coming next: personal memory and the living bench."
 SOURCE_HELP = "Base model: 'embedded', 'tiny', 'tiny:qwen3', a Hugging Face model folder, or a .gguf file."
@@ -69,7 +72,9 @@ DbOption = Annotated[Optional[str], typer.Option("--db", help="Registry database
 Actor = Annotated[Optional[str], typer.Option(help="Who makes the move, for the record; default: your login name.")]
 
 
-def _load(source: str) -> LoadedModel:
+def _load(source: str) -> "LoadedModel":
+    from molt.models import load_model
+
     try:
         loaded = load_model(source)
     except ModelLoadError as e:
@@ -280,7 +285,7 @@ def mint_serve(
 
 
 def _sft_help(field: str) -> str:
-    from molt.train.sft import SFTConfig
+    from molt.train.config import SFTConfig
 
     return SFTConfig.model_fields[field].description or ""
 
@@ -1008,7 +1013,7 @@ def router_train(
     examples and traffic, and report its accuracy on both held-out sets (the families', and the
     corpus's domain/style-held-out split)."""
     from molt.home import molt_home, replace_folder
-    from molt.router.training import RoutingSet, read_traffic, train_from_families
+    from molt.router.training import RouterRecipe, RoutingSet, read_traffic, train_from_families
     from molt.specialists.bootstrap import router_folder
 
     contract = _hcp(hcp)
@@ -1017,7 +1022,7 @@ def router_train(
     try:
         for path in traffic or []:
             logged = logged + read_traffic(path, labels)
-        router = train_from_families(contract, layer=layer, traffic=logged)
+        router = train_from_families(contract, recipe=RouterRecipe(layer=layer), traffic=logged)
     except (OSError, ValueError) as e:
         fail(e)
     folder = replace_folder(out or molt_home() / router_folder(contract), router.save)
@@ -1169,11 +1174,11 @@ def evolve(
     show_contract: Annotated[bool, typer.Option("--show-contract", help="Print the contract's suites with their case hashes and stop.")] = False,
     bank: Annotated[int, typer.Option(min=4, help="Train-split problems per generation (discovery, expansion, update).")] = 48,
     search: Annotated[int, typer.Option(min=4, help="Wording-split problems that judge HCP edits.")] = 40,
-    variants: Annotated[int, typer.Option(min=1, max=5, help="Discovery variants proposed per bank problem (each by a different operator of the five).")] = 1,
+    variants: Annotated[int, typer.Option(min=1, max=6, help="Discovery variants proposed per bank problem, each by a different operator (distractor tools, an earlier goal, a restated request, a lifted constraint, a hidden preference, a renamed schema).")] = 2,
     k: Annotated[int, typer.Option(min=1, help="Samples per problem.")] = 4,
-    learning_rate: Annotated[float, typer.Option(help="SFT learning rate of the update.")] = 5e-4,
+    learning_rate: Annotated[float, typer.Option(help="SFT learning rate of the update.")] = 1e-3,
     epochs: Annotated[int, typer.Option(min=1, help="SFT passes over the update's dataset.")] = 1,
-    update: Annotated[Optional[str], typer.Option(help="How the update trains: 'rl' (`molt rl` on the target's environment, --rl-steps steps; what has moved held-out scores) or 'sft' (the collected passing answers and rated turns). Default: rl where the target has an RL environment (agent, coding, genui), else sft.")] = None,
+    update: Annotated[str, typer.Option(help="How the update trains: 'sft' (the collected passing answers, variant references, rehearsal and rated turns; measured faster and better on the agent) or 'rl' (`molt rl` on the target's environment, --rl-steps steps; agent, coding and genui).")] = "sft",
     rl_steps: Annotated[int, typer.Option(min=1, help="RL steps of an rl update.")] = 24,
     rl_lr: Annotated[float, typer.Option(help="Adam learning rate of an rl update.")] = 3e-4,
     seed: Annotated[int, typer.Option(help="Seed of the problem draws and the training order.")] = 0,
@@ -1186,7 +1191,7 @@ def evolve(
     held-out suites, paired bootstrap; promote to production or reject, evidence in the registry).
     Each generation resumes from its last finished phase when stopped."""
     from molt.evolve.contract import ContractError, cases_hash, load_contract, suite_cases
-    from molt.evolve.generation import RL_ENVS, EvolveConfig, evolve_root, next_generation, read_state, run_generation
+    from molt.evolve.generation import EvolveConfig, evolve_root, next_generation, read_state, run_generation
     from molt.evolve.plot import draw
     from molt.registry import RegistryError
 
@@ -1204,7 +1209,6 @@ def evolve(
     except ContractError as e:
         fail(e)
     registry = _registry(db)
-    update = update or ("rl" if target in RL_ENVS else "sft")
     if update not in ("sft", "rl"):
         fail(f"--update must be sft or rl, not {update!r}")
     config = EvolveConfig(
@@ -1267,7 +1271,7 @@ def _generation_table(state: dict) -> None:
     phases = state["phases"]
     found, expansion, collected, update, gate = (phases.get(p, {}) for p in ("discovery", "expansion", "collected", "update", "gate"))
     dataset = (f"dataset {collected['rows']} rows ({collected.get('solved_problems')}/{collected.get('problems')} problems solved by a sample, "
-               f"{collected.get('references')} variant references, {collected.get('rated')} rated turns); ") if "rows" in collected else ""
+               f"{collected.get('references')} variant references, {collected.get('rehearsed', 0)} rehearsed, {collected.get('rated')} rated turns); ") if "rows" in collected else ""
     console.print(
         f"[bold]generation {state['generation']}[/] ({state['target']}, incumbent {state['incumbent']}): "
         f"discovery kept {found.get('kept')}/{found.get('proposed')} variants {found.get('by_operator')}; "

@@ -8,6 +8,7 @@ from molt.families import Recipe
 from molt.hcp import load_hcp
 from molt.registry import Registry
 from molt.specialists.bootstrap import bootstrap
+from toy_sizes import TINY_ROUTER
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +23,6 @@ def tiny_world(tmp_path_factory):
         shipped = shipped.model_copy(update={"model": shipped.model.model_copy(update={"base": "tiny"})})
         recipes = {label: Recipe(examples=6, batch_tokens=1024, extras=0) for label in ("chat", "agent")}
         registry = Registry(url)
-        done = bootstrap(shipped, labels=["chat", "agent"], recipes=recipes, router_layer=2, registry=registry)
+        done = bootstrap(shipped, labels=["chat", "agent"], recipes=recipes, router=TINY_ROUTER, registry=registry)
         registry.close()
         yield url, done

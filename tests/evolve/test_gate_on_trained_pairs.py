@@ -24,7 +24,7 @@ from molt.train.sft import SFTConfig, run_sft
 # latency is not under test here (ten routed turns, a loose bound); the suites and routing are
 CONTRACT = parse_contract({
     "contract_version": "1", "name": "trained-pairs", "routing": {"cases": 5}, "latency": {"max_increase": 2.0},
-    "suites": [{"specialist": "agent", "split": "wording", "cases": 24, "seed": 7}, {"specialist": "chat", "split": "wording", "cases": 12, "seed": 7, "max_drop": 0.05}],
+    "suites": [{"specialist": "agent", "split": "wording", "cases": 18, "seed": 7}, {"specialist": "chat", "split": "wording", "cases": 10, "seed": 7, "max_drop": 0.05}],
 })
 FUNCTIONS = ["get_weather", "set_timer", "add_todo", "call_contact", "get_stock_price"]
 

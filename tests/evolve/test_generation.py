@@ -114,7 +114,7 @@ def test_the_rl_update_trains_the_next_revision_with_molt_rl_from_the_served_one
     server = start_mint(port)  # inherits MOLT_HOME: the candidate's weights are read from the shared checkpoints
     try:
         with FaultyRelay(f"http://127.0.0.1:{port}", REMOTE_FAULTS) as relay:
-            config = EvolveConfig(target="agent", bank=4, search=4, k=2, max_trials=1, update="rl", rl_steps=1, mint_url=relay.url)
+            config = EvolveConfig(target="agent", bank=4, search=4, k=2, max_trials=1, update="rl", rl_steps=1, rl_watch=4, mint_url=relay.url)
             state = run_generation(registry, CONTRACT, config, number)
         remote_runs = httpx.get(f"http://127.0.0.1:{port}/api/v1/training_runs").json()["training_runs"]
     finally:

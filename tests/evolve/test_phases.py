@@ -2,21 +2,23 @@
 failures are attributed by kind, an HCP edit lands in the target's prompt only."""
 
 import json
+from collections import Counter
 from dataclasses import asdict
 
 from molt.evolve.answering import specialist
-from molt.evolve.discovery import OPERATORS, propose
+from molt.evolve.discovery import OPERATORS, RENAMED_FUNCTIONS, RENAMED_PARAMETERS, propose
 from molt.evolve.expansion import EDITS, EXAMPLE, Edit, proposals
 from molt.evolve.generation import with_kept_edit
-from molt.evolve.update import _distinct_per_problem
+from molt.evolve.update import _distinct_per_problem, kind_of, rehearsal
 from molt.families import FAMILIES
+from molt.families.agent_functions import HELDOUT_FUNCTIONS, TRAIN_FUNCTIONS
 from molt.forge.envs import FamilyDataset
 from molt.hcp import load_hcp
 
 
 def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
     bank = FAMILIES["agent"].generate("train", 30, seed=5)
-    variants = propose(bank, per_case=5, seed=5)
+    variants = propose(bank, per_case=len(OPERATORS), seed=5)
     assert {v.operator for v in variants} == set(OPERATORS)
     for v in variants:
         source = bank[v.source]
@@ -30,12 +32,26 @@ def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
         elif v.operator == "lifted_constraint":
             rule, request = v.case.messages[0]["content"], v.case.messages[2]["content"]
             assert "don't call any functions" in rule and request.endswith(source.messages[0]["content"]) and v.case.messages[3:] == source.messages[1:]
+        elif v.operator == "renamed_schema":  # the same request; every name the answer uses is one the schema gives, none a trained one
+            offered = {t["function"]["name"]: set(t["function"]["parameters"]["properties"]) for t in v.case.tools}
+            assert v.case.messages[0] == source.messages[0] and not set(offered) & {t["function"]["name"] for t in source.tools}
+            assert all(c["name"] in offered and set(c["arguments"]) <= offered[c["name"]] for c in v.case.check.get("calls", []))
+            assert FAMILIES["agent"].score(v.case, source.answer)["score"] < 1.0 or not source.answer.get("tool_calls")  # the memorised call fails
         else:  # hidden_preference: the value is said once, earlier, and only referred to in the request
             (call,) = source.check["calls"]
             request = v.case.messages[-1]["content"]
             value = next(value for name, value in call["arguments"].items() if f"my usual {name.replace('_', ' ')}" in request)
             assert value in v.case.messages[0]["content"] and value not in request and '"my usual' not in request
-    assert propose(bank, 5, 5) == variants  # seeded
+    assert propose(bank, len(OPERATORS), 5) == variants  # seeded
+
+
+def test_renamed_functions_are_neither_held_out_nor_trained_names_and_keep_parameters_apart():
+    trained, held_out = {f.name for f in TRAIN_FUNCTIONS}, {f.name for f in HELDOUT_FUNCTIONS}
+    assert set(RENAMED_FUNCTIONS) == trained and len(set(RENAMED_FUNCTIONS.values())) == len(trained)
+    assert not set(RENAMED_FUNCTIONS.values()) & (trained | held_out)
+    for function in TRAIN_FUNCTIONS:
+        renamed = [RENAMED_PARAMETERS.get(p, p) for p in function.properties]
+        assert len(set(renamed)) == len(renamed) and not set(renamed) & set(function.properties), function.name
 
 
 def test_agent_failures_are_attributed_by_kind():
@@ -158,3 +174,13 @@ def test_expansion_keeps_the_edit_that_fixes_failures_and_spends_the_search_spli
     assert result.kept == fixing.edit
     assert [n for _, n in answered] == [8, 6, 8, 6, 7]  # bank, search, edit 1's slice and search, edit 2's slice (its own source left out), no search
     assert len(ticks) == 8 + 6 + 2 * (8 + 6) - 1  # the bar still reaches the total the generation announced (less the example's own source)
+
+
+def test_rehearsal_brings_each_kind_of_problem_back_to_its_share_of_the_bank():
+    bank = FAMILIES["agent"].generate("train", 40, seed=3)
+    pool = FAMILIES["agent"].generate("train", 160, seed=4)
+    share = Counter(kind_of(c) for c in bank)
+    have = Counter({"call": 3 * share["call"], "no_call": share["no_call"]})  # calls over-represented, no result row at all
+    chosen = Counter(kind_of(c) for c in rehearsal(have, bank, pool))
+    assert "call" not in chosen and chosen["no_call"] == 2 * share["no_call"] and chosen["result"] == 3 * share["result"]
+    assert rehearsal(Counter({k: 2 * n for k, n in share.items()}), bank, pool) == []  # balanced already: nothing added

@@ -7,14 +7,17 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 
 import pytest
 
 from molt.families import Recipe
 from molt.hcp import load_hcp
 from molt.registry import Registry
+from molt.registry.local_postgres import create_database
 from molt.registry.pairs import pair_hcp
 from molt.specialists.bootstrap import bootstrap
+from toy_sizes import TINY_ROUTER
 
 
 def molt(db: str, *args: str) -> subprocess.CompletedProcess:
@@ -24,12 +27,19 @@ def molt(db: str, *args: str) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.fixture
+def db_url(postgres):
+    """PostgreSQL only: the registry's own tests cover both backends, and every other command-line
+    test runs on the default SQLite file."""
+    return create_database(postgres, f"molt_{uuid.uuid4().hex[:12]}")
+
+
 def test_bootstrap_train_promote_lineage_rollback(db_url, tmp_path, monkeypatch):
     monkeypatch.setenv("MOLT_HOME", str(tmp_path / "home"))
     shipped = load_hcp()
     shipped = shipped.model_copy(update={"model": shipped.model.model_copy(update={"base": "tiny"})})
     registry = Registry(db_url)
-    done = bootstrap(shipped, labels=["chat"], recipes={"chat": Recipe(examples=6, batch_tokens=1024)}, router_layer=2, registry=registry)
+    done = bootstrap(shipped, labels=["chat"], recipes={"chat": Recipe(examples=6, batch_tokens=1024)}, router=TINY_ROUTER, registry=registry)
     assert done.alias == "production" and registry.aliases() == {"production": done.pair.id}
     served = pair_hcp(registry, "production")
     chat = next(s for s in served.specialists if s.label == "chat")

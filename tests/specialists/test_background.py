@@ -4,7 +4,6 @@ routed to as soon as it is trained, without a restart; /health says what is stil
 On the tiny model with toy recipes, so the whole bootstrap takes seconds.
 Run: pytest tests/specialists/test_background.py"""
 
-import time
 
 import httpx
 import openai
@@ -16,8 +15,9 @@ from molt.models import load_model
 from molt.specialists.background import BackgroundBootstrap
 from molt.specialists.bootstrap import bootstrapped_path
 from molt.stack import engine_thread, proxy_with_page
+from toy_sizes import TINY_ROUTER
 
-TOY = {label: Recipe(examples=6, batch_tokens=1024) for label in ("chat", "agent", "coding", "genui")}
+TOY = {label: Recipe(examples=6, batch_tokens=1024, extras=0) for label in ("chat", "agent", "coding", "genui")}
 
 
 def test_the_stack_serves_at_once_and_each_specialist_once_trained(tmp_path, monkeypatch):
@@ -29,7 +29,7 @@ def test_the_stack_serves_at_once_and_each_specialist_once_trained(tmp_path, mon
         app = proxy_with_page(served)
         with ServerThread(app) as url:
             client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
-            worker = BackgroundBootstrap(served, app.state.service, log=lines.append, recipes=TOY, router_layer=2).start()
+            worker = BackgroundBootstrap(served, app.state.service, log=lines.append, recipes=TOY, router=TINY_ROUTER).start()
             health = httpx.get(f"{url}/health").json()
             assert set(health["training"]) == {"chat", "agent", "coding", "genui", "router"} and health["training"]["router"] != "ready"
             first = client.chat.completions.create(model="coding", messages=[{"role": "user", "content": "hi"}], max_tokens=4)

@@ -36,7 +36,7 @@ def conversation(vault: str, code: str) -> dict:
 def trained(tmp_path_factory, embedded):
     data = tmp_path_factory.mktemp("sft") / "vaults.jsonl"
     data.write_text("".join(json.dumps(conversation(v, c)) + "\n" for v, c in zip(VAULTS, CODES)))
-    config = SFTConfig(adapter="vaults", data=data, rank=16, learning_rate=3e-3, lr_schedule="constant", epochs=40, batch_tokens=1024, eval_fraction=0.25, seed=1)
+    config = SFTConfig(adapter="vaults", data=data, rank=16, learning_rate=3e-3, lr_schedule="constant", epochs=24, batch_tokens=1024, eval_fraction=0.25, seed=1)
     return config, run_sft(config, ServiceClient(dtype="auto"))
 
 

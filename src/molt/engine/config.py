@@ -2,12 +2,14 @@
 
 import platform
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from molt.home import molt_home
+
+if TYPE_CHECKING:
+    import torch
 
 
 def native_bf16() -> bool:
@@ -55,13 +57,17 @@ class EngineConfig(BaseModel):
         return self
 
     @property
-    def torch_dtype(self) -> torch.dtype:
+    def torch_dtype(self) -> "torch.dtype":
+        import torch  # here, not at the top: `molt --help` reads these fields' docs
+
         if self.dtype == "auto":
             return torch.bfloat16 if native_bf16() else torch.float32
         return getattr(torch, self.dtype)
 
     @property
-    def torch_kv_cache_dtype(self) -> torch.dtype:
+    def torch_kv_cache_dtype(self) -> "torch.dtype":
+        import torch
+
         return torch.float32 if self.kv_cache_dtype == "auto" else getattr(torch, self.kv_cache_dtype)
 
     @property

@@ -17,9 +17,13 @@ Operators (each keeps the case's verifier exact; one that does not apply to a ca
   is gone, not obey a stale one;
 - ``hidden_preference``: one argument value of the reference call is said earlier as a standing
   preference ("my usual address is 7 Mill Lane") and the request only refers to it ("to my usual
-  address"): the call is right only if the preference is carried over.
+  address"): the call is right only if the preference is carried over;
+- ``renamed_schema``: the offered functions and their parameters under other names (the same
+  request, answered with the names the schema gives): a specialist that calls what it memorised
+  instead of reading the schema fails it, as it fails any API it never saw.
 """
 
+import json
 import random
 import re
 from collections.abc import Callable
@@ -28,7 +32,7 @@ from dataclasses import dataclass, replace
 from molt.evolve.answering import Specialist, sampled, score
 from molt.families import Case
 
-OPERATORS = ("distractor_tools", "earlier_goal", "restated", "lifted_constraint", "hidden_preference")
+OPERATORS = ("distractor_tools", "earlier_goal", "restated", "lifted_constraint", "hidden_preference", "renamed_schema")
 
 
 @dataclass(frozen=True)
@@ -112,9 +116,54 @@ def hidden_preference(case: Case, bank: list[Case], rng: random.Random) -> Case 
     ])
 
 
+RENAMED_FUNCTIONS = {
+    "get_weather": "weather_report", "set_reminder": "remind_me", "send_email": "compose_mail", "book_table": "restaurant_reservation",
+    "convert_currency": "exchange_rate_convert", "create_event": "calendar_add", "search_flights": "find_flights", "play_music": "start_playback",
+    "set_thermostat": "adjust_heating", "add_todo": "todo_append", "get_stock_price": "stock_quote", "order_food": "food_delivery",
+    "translate_text": "translate", "set_timer": "countdown", "call_contact": "phone_call", "get_directions": "route_planner",
+}
+"""Other names for the train functions (none is a held-out function's, a test checks)."""
+RENAMED_PARAMETERS = {
+    "city": "place", "unit": "scale", "text": "content", "time": "when", "to": "recipient", "subject": "headline", "body": "message_body",
+    "restaurant": "venue", "people": "party_size", "amount": "sum", "from_currency": "source_currency", "to_currency": "target_currency",
+    "title": "event_name", "date": "day", "attendees": "guests", "origin": "departure", "destination": "to_place", "passengers": "travellers",
+    "query": "search_terms", "shuffle": "random_order", "room": "zone", "temperature": "degrees", "item": "task", "priority": "urgency",
+    "symbol": "ticker", "items": "dishes", "address": "deliver_to", "target_language": "into_language", "minutes": "duration",
+    "label": "tag", "name": "contact", "mode": "travel_mode",
+}
+
+
+def renamed_schema(case: Case, bank: list[Case], rng: random.Random) -> Case | None:
+    if not case.tools or not all(t["function"]["name"] in RENAMED_FUNCTIONS for t in case.tools):
+        return None
+
+    def call(made: dict) -> dict:
+        return {**made, "name": RENAMED_FUNCTIONS[made["name"]], "arguments": {RENAMED_PARAMETERS.get(k, k): v for k, v in made["arguments"].items()}}
+
+    def tool_call(made: dict) -> dict:
+        renamed = call({"name": made["function"]["name"], "arguments": json.loads(made["function"]["arguments"])})
+        return {**made, "function": {"name": renamed["name"], "arguments": json.dumps(renamed["arguments"], ensure_ascii=False)}}
+
+    def message(m: dict) -> dict:
+        return {**m, "tool_calls": [tool_call(c) for c in m["tool_calls"]]} if m.get("tool_calls") else m
+
+    def tool(schema: dict) -> dict:
+        function, parameters = schema["function"], schema["function"]["parameters"]
+        renamed = {**parameters, "properties": {RENAMED_PARAMETERS.get(k, k): v for k, v in parameters["properties"].items()},
+                   "required": [RENAMED_PARAMETERS.get(k, k) for k in parameters.get("required", [])]}
+        return {**schema, "function": {**function, "name": RENAMED_FUNCTIONS[function["name"]], "parameters": renamed}}
+
+    check = dict(case.check)
+    if "calls" in check:
+        check["calls"] = [call(c) for c in check["calls"]]
+    if check.get("function") in RENAMED_FUNCTIONS:
+        check["function"] = RENAMED_FUNCTIONS[check["function"]]
+    return replace(case, messages=[message(m) for m in case.messages], answer=message(case.answer), tools=[tool(t) for t in case.tools], check=check)
+
+
 MAKERS: dict[str, Callable[[Case, list[Case], random.Random], Case | None]] = {
     "distractor_tools": distractor_tools, "earlier_goal": earlier_goal, "restated": restated,
-    "lifted_constraint": lifted_constraint, "hidden_preference": hidden_preference,
+    "lifted_constraint": lifted_constraint, "hidden_preference": hidden_preference, "renamed_schema": renamed_schema,
 }
 
 

@@ -1,5 +1,7 @@
 """Base models: one loader for every source, tiny test models, and renderers (chat → tokens)."""
 
+from typing import TYPE_CHECKING
+
 from molt.models.errors import (
     CorruptModelError,
     ModelLoadError,
@@ -7,7 +9,22 @@ from molt.models.errors import (
     UnknownSourceError,
     UnsupportedArchitectureError,
 )
-from molt.models.loader import LoadedModel, load_model, load_tokenizer
+
+if TYPE_CHECKING:
+    from molt.models.loader import LoadedModel, load_model, load_tokenizer
+
+_LOADER = ("LoadedModel", "load_model", "load_tokenizer")
+
+
+def __getattr__(name: str):
+    """The loader (torch, transformers: seconds to import) on first use, so that light users of
+    this package (request shapes, ``molt registry`` and ``--help``) start fast."""
+    if name in _LOADER:
+        from molt.models import loader
+
+        return getattr(loader, name)
+    raise AttributeError(f"module 'molt.models' has no attribute {name!r}")
+
 
 __all__ = [
     "CorruptModelError",

@@ -19,12 +19,14 @@ conversations the tokens equal the model's own chat template.
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from transformers import PreTrainedTokenizerBase
 
 from molt.models.chat_shapes import check_message
 from molt.models.tool_calls import ToolCallFormat, get_tool_call_format
+
+if TYPE_CHECKING:  # transformers takes a second to import; request checks need none of it
+    from transformers import PreTrainedTokenizerBase
 
 Message = dict[str, Any]
 TrainOn = Literal["all_assistant", "last_assistant"]
@@ -50,7 +52,7 @@ class ParsedResponse:
 class Renderer(ABC):
     """Chat format of one model family. Subclasses give the piece strings; this class does the rest."""
 
-    def __init__(self, tokenizer: PreTrainedTokenizerBase, tool_format: str | ToolCallFormat = "hermes"):
+    def __init__(self, tokenizer: "PreTrainedTokenizerBase", tool_format: str | ToolCallFormat = "hermes"):
         self.tokenizer = tokenizer
         self.tool_format = get_tool_call_format(tool_format) if isinstance(tool_format, str) else tool_format
         self._encode_control = cache(lambda text: tuple(tokenizer.encode(text, add_special_tokens=False)))
@@ -166,7 +168,7 @@ def message_text(message: Message) -> str:
     raise ValueError("message content must be a string or a list of {'type': 'text', 'text': ...} parts")
 
 
-def get_renderer(tokenizer: PreTrainedTokenizerBase, tool_format: str | ToolCallFormat = "hermes") -> Renderer:
+def get_renderer(tokenizer: "PreTrainedTokenizerBase", tool_format: str | ToolCallFormat = "hermes") -> Renderer:
     """The renderer for this tokenizer's chat format."""
     from molt.models.renderers import RENDERERS
 

@@ -32,6 +32,16 @@ OUTSIDE_PER_LABEL = 500
 
 
 @dataclass(frozen=True)
+class RouterRecipe:
+    """How much the router is trained on, and what it reads."""
+
+    per_label: int = REQUESTS_PER_LABEL
+    outside_per_label: int = OUTSIDE_PER_LABEL
+    layer: int = DEFAULT_LAYER
+    """The base layer whose hidden states the classifier reads."""
+
+
+@dataclass(frozen=True)
 class RoutingSet:
     """Labelled turns."""
 
@@ -104,21 +114,21 @@ def heldout_sets(hcp: HCP, per_label: int, seed: int = 0) -> dict[str, RoutingSe
     return {name: s for name, s in sets.items() if len(s)}
 
 
-def train_from_families(hcp: HCP, seed: int = 0, layer: int = DEFAULT_LAYER, traffic: RoutingSet = RoutingSet()) -> RouterModel:
+def train_from_families(hcp: HCP, seed: int = 0, recipe: RouterRecipe = RouterRecipe(), traffic: RoutingSet = RoutingSet()) -> RouterModel:
     """The router on the families' train turns, the HCP's examples, the outside-style train split
     and traffic; scored on both held-out sets (``info["heldout"]``, ``info["outside"]``)."""
     start = time.perf_counter()
-    features = RouteFeatures(HiddenStateFeatures(hcp.model.base, layer))
+    features = RouteFeatures(HiddenStateFeatures(hcp.model.base, recipe.layer))
     sources = {
-        "families": routing_set(hcp, "train", REQUESTS_PER_LABEL, seed),
-        "outside": outside_set(hcp, "train", OUTSIDE_PER_LABEL, seed),
+        "families": routing_set(hcp, "train", recipe.per_label, seed),
+        "outside": outside_set(hcp, "train", recipe.outside_per_label, seed),
         "traffic": traffic,
     }
     train = sum(sources.values(), RoutingSet())
     label_set = [s.label for s in hcp.specialists]
     info = {"train_requests": len(train), "sources": {name: len(s) for name, s in sources.items()}, "seed": seed}
     router = train_router(train.requests, train.labels, label_set, features, info)
-    for name, held in heldout_sets(hcp, REQUESTS_PER_LABEL // 2, seed).items():
+    for name, held in heldout_sets(hcp, recipe.per_label // 2, seed).items():
         router.info[name] = accuracy_report(held.labels, router.predict(features(held.requests)), label_set)
     router.info["seconds"] = round(time.perf_counter() - start, 1)
     return router

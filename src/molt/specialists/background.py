@@ -20,7 +20,7 @@ from molt.specialists.bootstrap import Progress, bootstrap
 
 class BackgroundBootstrap:
     def __init__(self, shipped: HCP, service: ProxyService, log: Callable[[str], None] = print, **bootstrap_options):
-        """``bootstrap_options`` go to ``bootstrap`` (``recipes``, ``router_layer``: toy sizes for tests)."""
+        """``bootstrap_options`` go to ``bootstrap`` (``recipes``, ``router``: toy sizes for tests)."""
         self.shipped, self.service, self.log, self.options = shipped, service, log, bootstrap_options
         self.status: dict[str, str] = {}
         """Label → "waiting", "training 12/77", "ready", or "failed: why"; "router" too."""

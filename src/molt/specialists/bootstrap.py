@@ -26,7 +26,7 @@ from molt.home import molt_home, replace_folder, write_atomic
 from molt.mint import ServiceClient
 from molt.registry import Entry, Registry
 from molt.registry.pairs import PRODUCTION, adapter_for_revision, pair_hcp, register_pair, register_sft
-from molt.router.training import DEFAULT_LAYER, train_from_families
+from molt.router.training import RouterRecipe, train_from_families
 from molt.train.sft import SFTConfig, SFTResult, train_or_resume
 
 
@@ -101,12 +101,12 @@ def train_specialist(hcp: HCP, label: str, recipe: Recipe, service: ServiceClien
 
 def bootstrap(
     hcp: HCP, labels: list[str] | None = None, service: ServiceClient | None = None, progress: Progress = Progress(), seed: int = 0,
-    recipes: dict[str, Recipe] | None = None, router_layer: int = DEFAULT_LAYER, registry: Registry | None = None,
+    recipes: dict[str, Recipe] | None = None, router: RouterRecipe = RouterRecipe(), registry: Registry | None = None,
 ) -> Bootstrapped:
     """Train, register, and write the HCP that serves the trained specialists and router.
     ``labels`` limits which specialists are trained (the others keep the adapters ``hcp`` names);
-    ``recipes`` overrides the families' recipes; the router reads the base's hidden states after
-    ``router_layer``."""
+    ``recipes`` overrides the families' recipes; ``router`` sizes the router's training (its
+    defaults: what ``molt up`` ships)."""
     recipes = {**{name: family.recipe for name, family in FAMILIES.items()}, **(recipes or {})}
     service = service or ServiceClient(dtype="auto")
     registry = registry or Registry()
@@ -119,12 +119,12 @@ def bootstrap(
             progress.on_trained(specialist.label, adapters[specialist.label].attributes["revision"])
         elif specialist.adapter and specialist.revision:  # trained before: keeps its revision
             adapters[specialist.label] = adapter_for_revision(registry, specialist.adapter, specialist.revision)
-    router = train_from_families(hcp, seed, router_layer)
-    progress.on_router(router.info)
+    trained_router = train_from_families(hcp, seed, router)
+    progress.on_router(trained_router.info)
     folder = molt_home() / router_folder(hcp)
-    replace_folder(folder, router.save)
+    replace_folder(folder, trained_router.save)
     base = registry.add_base(hcp.model.base)
-    router_record = registry.add_router(folder, f"{hcp.name} router", router.info, {"base": base.id})
+    router_record = registry.add_router(folder, f"{hcp.name} router", trained_router.info, {"base": base.id})
     pair = register_pair(registry, hcp, adapters, router_record)
     alias = "candidate" if registry.resolve_alias(PRODUCTION) else PRODUCTION
     registry.move(alias, pair.id, "molt specialists bootstrap", f"bootstrap of {', '.join(chosen) or 'no specialist'}")
