@@ -61,14 +61,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def bootstrapped(molt_home):
     """What ``molt up`` does on first start, once per session on the embedded model, sized for
-    CI: a router on a third of the shipped router's data; chat, and an agent trained on five of the sixteen function schemas
+    CI: the router as shipped (trained on a third of its data, it sent "Name the capital city of
+    Italy." with a weather function on offer to the agent); chat, and an agent trained on five of the sixteen function schemas
     (the plain-conversation and tool-calling paths the end-to-end tests drive, on the wording split's functions); coding and genui
     answer with the base. ``molt bench specialists`` measures the full recipes.
     Returns the ``Bootstrapped`` result (HCP, its file, the registered pair)."""
     from molt.hcp import load_hcp
     from molt.specialists.bootstrap import bootstrap
     from molt.families import Recipe
-    from toy_sizes import CI_ROUTER
 
     functions = ["get_weather", "set_timer", "add_todo", "call_contact", "get_stock_price"]
     # at this size the default mix holds ~8 tool-result cases, too few to learn to stop after one
@@ -77,7 +77,7 @@ def bootstrapped(molt_home):
         "chat": Recipe(examples=40, epochs=2, batch_tokens=1024),
         "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions, "shapes": shapes}, extras=0),
     }
-    return bootstrap(load_hcp(), labels=["chat", "agent"], recipes=recipes, router=CI_ROUTER)
+    return bootstrap(load_hcp(), labels=["chat", "agent"], recipes=recipes)
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,3 @@ from molt.router.training import RouterRecipe
 
 TINY_ROUTER = RouterRecipe(per_label=40, outside_per_label=40, layer=2)
 """The tiny random model's router: its accuracy is never checked, only that it is trained and served."""
-CI_ROUTER = RouterRecipe(per_label=100, outside_per_label=150)
-"""The embedded model's router in the session's bootstrap: a third of the shipped router's data,
-still routing the families' held-out requests (``molt router eval``) at 95% or more."""

@@ -63,9 +63,10 @@ def collect(
             rows.append(replace(who.served(case), answer=answer_fields(answer)).training_row(who.system))
             kinds[row_key(rows[-1])] = kind_of(case)
     rows = _distinct_per_problem(rows, per_problem)
-    rows += [who.served(case).training_row(who.system) for case in variants]
-    have = Counter(kinds.get(row_key(row)) for row in rows) + Counter(kind_of(case) for case in variants)
-    rehearsed = rehearsal(have, bank, pool)
+    for case in variants:
+        rows.append(who.served(case).training_row(who.system))
+        kinds[row_key(rows[-1])] = kind_of(case)
+    rehearsed = rehearsal(Counter(kinds[key] for key in {row_key(row) for row in rows}), bank, pool)
     rows += [who.served(case).training_row(who.system) for case in rehearsed]
     heldout = HeldOut(contract)
     overlapping = {o.row for o in heldout.overlaps(rated)}
@@ -83,7 +84,7 @@ def rehearsal(have: Counter, bank: list[Case], pool: Sequence[Case]) -> list[Cas
     """Problems of ``pool`` that bring each kind of problem to its share of the bank, scaled to the
     kind with the most rows per bank problem (as many as ``pool`` holds)."""
     share = Counter(kind_of(case) for case in bank)
-    scale = max(have[kind] / n for kind, n in share.items())
+    scale = max((have[kind] / n for kind, n in share.items()), default=0)
     chosen = []
     for kind, n in share.items():
         chosen += [case for case in pool if kind_of(case) == kind][: max(0, round(scale * n) - have[kind])]
