@@ -137,8 +137,11 @@ def renamed_schema(case: Case, bank: list[Case], rng: random.Random) -> Case | N
     if not case.tools or not all(t["function"]["name"] in RENAMED_FUNCTIONS for t in case.tools):
         return None
 
+    def param(name: str) -> str:
+        return RENAMED_PARAMETERS.get(name, name)
+
     def call(made: dict) -> dict:
-        return {**made, "name": RENAMED_FUNCTIONS[made["name"]], "arguments": {RENAMED_PARAMETERS.get(k, k): v for k, v in made["arguments"].items()}}
+        return {**made, "name": RENAMED_FUNCTIONS[made["name"]], "arguments": {param(k): v for k, v in made["arguments"].items()}}
 
     def tool_call(made: dict) -> dict:
         renamed = call({"name": made["function"]["name"], "arguments": json.loads(made["function"]["arguments"])})
@@ -149,8 +152,7 @@ def renamed_schema(case: Case, bank: list[Case], rng: random.Random) -> Case | N
 
     def tool(schema: dict) -> dict:
         function, parameters = schema["function"], schema["function"]["parameters"]
-        renamed = {**parameters, "properties": {RENAMED_PARAMETERS.get(k, k): v for k, v in parameters["properties"].items()},
-                   "required": [RENAMED_PARAMETERS.get(k, k) for k in parameters.get("required", [])]}
+        renamed = {**parameters, "properties": {param(k): v for k, v in parameters["properties"].items()}, "required": [param(k) for k in parameters.get("required", [])]}
         return {**schema, "function": {**function, "name": RENAMED_FUNCTIONS[function["name"]], "parameters": renamed}}
 
     check = dict(case.check)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
-
 from molt.models.chat_shapes import check_message
 from molt.models.tool_calls import ToolCallFormat, get_tool_call_format
 
