@@ -1,7 +1,9 @@
 """Shared fixtures. The whole session uses one fresh ``MOLT_HOME``, so every cache path is
 exercised from empty; the embedded model is converted at most once per session."""
 
+import json
 import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -48,36 +50,62 @@ def renderer(tiny):
 
 
 BOOTSTRAP_TIMEOUT_S = 1800
-"""The first test that uses ``bootstrapped`` pays for the training (about five minutes on two
-cores), so tests that use it get this budget instead of the suite's 600 s per test."""
+"""Tests that use ``bootstrapped`` may wait for the session's bootstrap (about eight minutes on one
+core), so they get this budget instead of the suite's 600 s per test."""
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def uses_bootstrap(item: pytest.Item) -> bool:
+    return "bootstrapped" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.Item]) -> None:
+    """The modules that use ``bootstrapped`` run last, whole (their module fixtures stay up), so
+    the bootstrap started with the session has the rest of the suite to finish beside it."""
+    late = {getattr(item, "module", None) for item in items if uses_bootstrap(item)}
+    items.sort(key=lambda item: getattr(item, "module", None) in late)
+    session.config.stash[WANTS_BOOTSTRAP] = bool(late)
     for item in items:
-        if "bootstrapped" in getattr(item, "fixturenames", ()) and item.get_closest_marker("timeout") is None:
+        if uses_bootstrap(item) and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(BOOTSTRAP_TIMEOUT_S))
 
 
-@pytest.fixture(scope="session")
-def bootstrapped(molt_home):
-    """What ``molt up`` does on first start, once per session on the embedded model, sized for
-    CI: the router as shipped (trained on a third of its data, it sent "Name the capital city of
-    Italy." with a weather function on offer to the agent); chat, and an agent trained on five of the sixteen function schemas
-    (the plain-conversation and tool-calling paths the end-to-end tests drive, on the wording split's functions); coding and genui
-    answer with the base. ``molt bench specialists`` measures the full recipes.
-    Returns the ``Bootstrapped`` result (HCP, its file, the registered pair)."""
-    from molt.hcp import load_hcp
-    from molt.specialists.bootstrap import bootstrap
-    from molt.families import Recipe
+WANTS_BOOTSTRAP = pytest.StashKey[bool]()
 
-    functions = ["get_weather", "set_timer", "add_todo", "call_contact", "get_stock_price"]
-    # at this size the default mix holds ~8 tool-result cases, too few to learn to stop after one
-    shapes = {"call": 0.4, "parallel": 0.05, "no_call": 0.25, "result": 0.3}
-    recipes = {
-        "chat": Recipe(examples=40, epochs=2, batch_tokens=1024),
-        "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": functions, "shapes": shapes}, extras=0),
-    }
-    return bootstrap(load_hcp(), labels=["chat", "agent"], recipes=recipes)
+
+@pytest.fixture(scope="session", autouse=True)
+def session_bootstrap(request: pytest.FixtureRequest, molt_home: Path, tmp_path_factory: pytest.TempPathFactory):
+    """Starts ``tests/session_bootstrap.py`` when a selected test needs it, once the session has
+    converted the embedded model itself (a test checks that the session's first load converts).
+    It shares the session's ``MOLT_HOME`` and registry."""
+    if not request.config.stash.get(WANTS_BOOTSTRAP, False):
+        yield None
+        return
+    request.getfixturevalue("embedded")
+    folder = tmp_path_factory.mktemp("session-bootstrap")
+    log, result = folder / "output.log", folder / "result.json"
+    with log.open("w") as output:
+        script = Path(__file__).parent / "session_bootstrap.py"
+        process = subprocess.Popen([sys.executable, str(script), str(result)], stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
+    yield process, log, result
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+
+
+@pytest.fixture(scope="session")
+def bootstrapped(session_bootstrap):
+    """What ``molt up`` does on first start, once per session (``tests/session_bootstrap.py``):
+    the ``Bootstrapped`` result (HCP, its file, the registered pair)."""
+    from molt.registry import Registry
+    from molt.registry.pairs import pair_hcp
+    from molt.specialists.bootstrap import Bootstrapped
+
+    process, log, result = session_bootstrap
+    if process.wait(timeout=BOOTSTRAP_TIMEOUT_S - 60) != 0:
+        raise RuntimeError(f"the session's bootstrap failed ({process.returncode}):\n{log.read_text()[-4000:]}")
+    done = json.loads(result.read_text())
+    registry = Registry()
+    return Bootstrapped(pair_hcp(registry, done["pair"]), Path(done["path"]), registry.get(done["pair"]), done["alias"])
 
 
 @pytest.fixture(scope="session")

@@ -1174,7 +1174,7 @@ def evolve(
     show_contract: Annotated[bool, typer.Option("--show-contract", help="Print the contract's suites with their case hashes and stop.")] = False,
     bank: Annotated[int, typer.Option(min=4, help="Train-split problems per generation (discovery, expansion, update).")] = 48,
     search: Annotated[int, typer.Option(min=4, help="Wording-split problems that judge HCP edits.")] = 40,
-    variants: Annotated[int, typer.Option(min=1, max=6, help="Discovery variants proposed per bank problem, each by a different operator (distractor tools, an earlier goal, a restated request, a lifted constraint, a hidden preference, a renamed schema).")] = 2,
+    variants: Annotated[int, typer.Option(min=1, max=7, help="Discovery variants proposed per bank problem, each by a different operator: a renamed schema (the offered functions under other names) and an unoffered request (one no function serves, to refuse by name) first, then at random distractor tools, an earlier goal, a restated request, a lifted constraint, a hidden preference.")] = 2,
     k: Annotated[int, typer.Option(min=1, help="Samples per problem.")] = 4,
     learning_rate: Annotated[float, typer.Option(help="SFT learning rate of the update.")] = 1e-3,
     epochs: Annotated[int, typer.Option(min=1, help="SFT passes over the update's dataset.")] = 1,

@@ -6,12 +6,13 @@ from collections import Counter
 from dataclasses import asdict
 
 from molt.evolve.answering import specialist
-from molt.evolve.discovery import OPERATORS, RENAMED_FUNCTIONS, RENAMED_PARAMETERS, propose
+from molt.evolve.discovery import OPERATORS, RENAMED_FUNCTIONS, RENAMED_PARAMETERS, UNOFFERED, propose
 from molt.evolve.expansion import EDITS, EXAMPLE, Edit, proposals
 from molt.evolve.generation import with_kept_edit
 from molt.evolve.update import _distinct_per_problem, kind_of, rehearsal
 from molt.families import FAMILIES
-from molt.families.agent_functions import HELDOUT_FUNCTIONS, TRAIN_FUNCTIONS
+from molt.families.agent import content_words
+from molt.families.agent_functions import HELDOUT_FUNCTIONS, TRAIN_FUNCTIONS, VOCAB
 from molt.forge.envs import FamilyDataset
 from molt.hcp import load_hcp
 
@@ -37,6 +38,9 @@ def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
             assert v.case.messages[0] == source.messages[0] and not set(offered) & {t["function"]["name"] for t in source.tools}
             assert all(c["name"] in offered and set(c["arguments"]) <= offered[c["name"]] for c in v.case.check.get("calls", []))
             assert FAMILIES["agent"].score(v.case, source.answer)["score"] < 1.0 or not source.answer.get("tool_calls")  # the memorised call fails
+        elif v.operator == "unoffered_request":  # a request no offered function serves: the memorised refusal fails, a named one passes
+            assert v.case.tools == source.tools and v.case.check["kind"] == "no_call" and v.case.messages[0]["content"] in dict(UNOFFERED)
+            assert FAMILIES["agent"].score(v.case, {"role": "assistant", "content": "Sorry, I can't make phone calls with the tools I have here."})["score"] == 0.0
         else:  # hidden_preference: the value is said once, earlier, and only referred to in the request
             (call,) = source.check["calls"]
             request = v.case.messages[-1]["content"]
@@ -47,11 +51,24 @@ def test_every_proposed_variant_is_well_defined_and_harder_in_its_own_way():
 
 def test_renamed_functions_are_neither_held_out_nor_trained_names_and_keep_parameters_apart():
     trained, held_out = {f.name for f in TRAIN_FUNCTIONS}, {f.name for f in HELDOUT_FUNCTIONS}
-    assert set(RENAMED_FUNCTIONS) == trained and len(set(RENAMED_FUNCTIONS.values())) == len(trained)
-    assert not set(RENAMED_FUNCTIONS.values()) & (trained | held_out)
+    other_names = [name for names in RENAMED_FUNCTIONS.values() for name in names]
+    assert set(RENAMED_FUNCTIONS) == trained and len(set(other_names)) == len(other_names)
+    assert not set(other_names) & (trained | held_out)
+    parameter_names = [name for names in RENAMED_PARAMETERS.values() for name in names]
+    assert len(set(parameter_names)) == len(parameter_names)  # whichever is drawn, two parameters never meet under one name
     for function in TRAIN_FUNCTIONS:
-        renamed = [RENAMED_PARAMETERS.get(p, p) for p in function.properties]
-        assert len(set(renamed)) == len(renamed) and not set(renamed) & set(function.properties), function.name
+        assert not set(parameter_names) & set(function.properties), function.name
+
+
+def test_unoffered_requests_share_no_word_with_any_function_or_value():
+    """Training on them teaches refusing by naming the request, not a task kind the held-out suite has."""
+    said = set()
+    for function in [*TRAIN_FUNCTIONS, *HELDOUT_FUNCTIONS]:
+        said |= content_words(" ".join([function.name.replace("_", " "), function.phrase, function.description, *(text for text, _ in function.train + function.heldout)]))
+    said |= content_words(" ".join(str(value) for vocab in VOCAB.values() for values in vocab.values() for value in values))
+    for request, phrase in UNOFFERED:
+        assert content_words(request) & content_words(phrase), request  # the refusal names the request
+        assert not content_words(f"{request} {phrase}") & said, (request, content_words(f"{request} {phrase}") & said)
 
 
 def test_agent_failures_are_attributed_by_kind():
