@@ -19,6 +19,7 @@ from molt.mint.checkpoints import resolve
 from molt.registry import Registry
 from molt.registry.pairs import pair_hcp, register_sft, with_adapter
 from molt.train.sft import SFTConfig, run_sft
+from session_bootstrap import FUNCTIONS
 
 # the trained agent's five functions show up in the wording split; the held-out split's are all new
 # latency is not under test here (ten routed turns, a loose bound); the suites and routing are
@@ -26,7 +27,6 @@ CONTRACT = parse_contract({
     "contract_version": "1", "name": "trained-pairs", "routing": {"cases": 5}, "latency": {"max_increase": 2.0},
     "suites": [{"specialist": "agent", "split": "wording", "cases": 18, "seed": 7}, {"specialist": "chat", "split": "wording", "cases": 10, "seed": 7, "max_drop": 0.05}],
 })
-FUNCTIONS = ["get_weather", "set_timer", "add_todo", "call_contact", "get_stock_price"]
 
 
 def corrupted_rows(label: str, system: str) -> list[dict]:

@@ -234,9 +234,10 @@ def propose(bank: list[Case], per_case: int, seed: int) -> list[Variant]:
     """Up to ``per_case`` well-defined variants of each bank case (the reference passes)."""
     rng = random.Random(f"discovery:{seed}")
     others = OPERATORS[len(ALWAYS):]
+    drawn = min(max(per_case - len(ALWAYS), 0), len(others))
     variants = []
     for i, case in enumerate(bank):
-        for operator in [*ALWAYS[:per_case], *rng.sample(others, max(0, min(per_case, len(OPERATORS)) - len(ALWAYS)))]:
+        for operator in [*ALWAYS[:per_case], *rng.sample(others, drawn)]:
             made = MAKERS[operator](case, bank, rng)
             if made is not None and score(made, made.answer) == 1.0:
                 variants.append(Variant(operator, i, made))
