@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -64,32 +65,48 @@ def pytest_collection_modifyitems(session: pytest.Session, items: list[pytest.It
     late = {getattr(item, "module", None) for item in items if uses_bootstrap(item)}
     items.sort(key=lambda item: getattr(item, "module", None) in late)
     session.config.stash[WANTS_BOOTSTRAP] = bool(late)
+    session.config.stash[WANTS_CORRUPTED] = any("corrupted" in getattr(item, "fixturenames", ()) for item in items)
     for item in items:
         if uses_bootstrap(item) and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(BOOTSTRAP_TIMEOUT_S))
 
 
 WANTS_BOOTSTRAP = pytest.StashKey[bool]()
+WANTS_CORRUPTED = pytest.StashKey[bool]()
 
 
 @pytest.fixture(scope="session", autouse=True)
 def session_bootstrap(request: pytest.FixtureRequest, molt_home: Path, tmp_path_factory: pytest.TempPathFactory):
     """Starts ``tests/session_bootstrap.py`` when a selected test needs it, once the session has
     converted the embedded model itself (a test checks that the session's first load converts).
-    It shares the session's ``MOLT_HOME`` and registry."""
+    It shares the session's ``MOLT_HOME`` and registry; it trains the corrupted candidates too
+    when a selected test needs them."""
     if not request.config.stash.get(WANTS_BOOTSTRAP, False):
         yield None
         return
     request.getfixturevalue("embedded")
     folder = tmp_path_factory.mktemp("session-bootstrap")
-    log, result = folder / "output.log", folder / "result.json"
-    with log.open("w") as output:
-        script = Path(__file__).parent / "session_bootstrap.py"
-        process = subprocess.Popen([sys.executable, str(script), str(result)], stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
-    yield process, log, result
+    script = Path(__file__).parent / "session_bootstrap.py"
+    command = [sys.executable, str(script), str(folder)] + (["--corrupted"] if request.config.stash.get(WANTS_CORRUPTED, False) else [])
+    with (folder / "output.log").open("w") as output:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT)
+    yield process, folder
     if process.poll() is None:
         process.kill()
     process.wait()
+
+
+def background_result(session_bootstrap, name: str) -> dict:
+    """The JSON the session's bootstrap process writes as ``name``, once it is there."""
+    process, folder = session_bootstrap
+    deadline = time.monotonic() + BOOTSTRAP_TIMEOUT_S - 60
+    while not (folder / name).is_file():
+        if process.poll() is not None and not (folder / name).is_file():
+            raise RuntimeError(f"the session's bootstrap stopped ({process.returncode}) without {name}:\n{(folder / 'output.log').read_text()[-4000:]}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the session's bootstrap did not write {name} in time")
+        time.sleep(1)
+    return json.loads((folder / name).read_text())
 
 
 @pytest.fixture(scope="session")
@@ -100,12 +117,16 @@ def bootstrapped(session_bootstrap):
     from molt.registry.pairs import pair_hcp
     from molt.specialists.bootstrap import Bootstrapped
 
-    process, log, result = session_bootstrap
-    if process.wait(timeout=BOOTSTRAP_TIMEOUT_S - 60) != 0:
-        raise RuntimeError(f"the session's bootstrap failed ({process.returncode}):\n{log.read_text()[-4000:]}")
-    done = json.loads(result.read_text())
+    done = background_result(session_bootstrap, "bootstrap.json")
     registry = Registry()
     return Bootstrapped(pair_hcp(registry, done["pair"]), Path(done["path"]), registry.get(done["pair"]), done["alias"])
+
+
+@pytest.fixture(scope="session")
+def corrupted(session_bootstrap, bootstrapped) -> dict[str, str]:
+    """Specialist → the bootstrapped pair with that specialist trained on corrupted labels
+    (``tests/session_bootstrap.py``), for the gate's tests."""
+    return background_result(session_bootstrap, "corrupted.json")
 
 
 @pytest.fixture(scope="session")

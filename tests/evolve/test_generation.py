@@ -72,6 +72,8 @@ def test_a_stopped_generation_resumes_after_its_last_finished_phase_and_records_
     assert evidence["contract"] == CONTRACT.digest and len(evidence["per_case"]["candidate"]["suites"]["agent"]) == 10
     assert [c["name"] for c in evidence["checks"]] == ["target:agent", "guard:chat", "guard:routing", "guard:latency"]
     assert evidence["per_case"]["candidate"]["reused"] == {"chat": "same adapter and prompt as the incumbent: answered once"}
+    assert evidence["per_case"]["incumbent"]["batched"] == evidence["per_case"]["candidate"]["batched"] == ["chat"]
+    assert generation.known_scores(registry, CONTRACT, incumbent).batched == ["chat"]
     production = registry.resolve_alias(PRODUCTION)[0]
     assert production == (candidate.id if gate["promoted"] else incumbent)
     assert evaluation.attributes["verdict"] == gate["reason"]

@@ -1,9 +1,9 @@
 """Many conversations leave the proxy's memory and database within bounds: the newest
 ``cached_conversations`` in memory, the rest in the database, which retention holds within
 ``max_conversations`` / ``max_turns``. Resident memory levels off once the caches are warm
-(measured here: +70 MiB over the first 3,000 conversations, then +1-4 MiB per further 1,000), so
-the last 2,000 of 5,000 may add at most 30 MiB.
-``MOLT_CONVERSATIONS=10000 pytest tests/proxy/test_memory_bound.py -s`` for the full figure. The engine's prefix cache is kept small: it is bounded by its own setting
+(measured here: +80 MiB over the first 2,000 conversations, then +0 over the next 500), so the
+last two fifths of the run may add at most 30 MiB.
+``MOLT_CONVERSATIONS=10000 pytest tests/proxy/test_memory_bound.py -s`` for a longer run. The engine's prefix cache is kept small: it is bounded by its own setting
 and would otherwise dominate the figure. The conversations run in a fresh process, so that what
 other tests left behind in pytest's process (threads, caches) does not enter the figure."""
 
@@ -32,8 +32,9 @@ from molt.registry.schema import ExperienceTurn, StoredConversation
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script too: the shared helpers live in tests/
 from scripted_stack import hcp  # noqa: E402
 
-CONVERSATIONS = int(os.environ.get("MOLT_CONVERSATIONS", 5000))
-RETENTION = {"max_conversations": 1000, "cached_conversations": 300, "max_turns": 1000}
+CONVERSATIONS = int(os.environ.get("MOLT_CONVERSATIONS", 2500))
+STEP = CONVERSATIONS // 5
+RETENTION = {"max_conversations": 500, "cached_conversations": 150, "max_turns": 500}
 
 
 def resident_mib() -> float:
@@ -72,10 +73,10 @@ def converse_and_measure(folder: Path) -> list[tuple[int, float, int]]:
                             response = await http.post("/v1/chat/completions", json=body)
                             assert response.status_code == 200, response.text
 
-                    for start in range(0, CONVERSATIONS, 1000):
-                        await asyncio.gather(*(one(i) for i in range(start, min(CONVERSATIONS, start + 1000))))
-                        figures.append((start + 1000, resident_mib(), rows(database, StoredConversation)))
-                        print(f"{start + 1000} conversations: resident {figures[-1][1]:.0f} MiB, stored {figures[-1][2]}", file=sys.stderr)
+                    for start in range(0, CONVERSATIONS, STEP):
+                        await asyncio.gather(*(one(i) for i in range(start, min(CONVERSATIONS, start + STEP))))
+                        figures.append((start + STEP, resident_mib(), rows(database, StoredConversation)))
+                        print(f"{start + STEP} conversations: resident {figures[-1][1]:.0f} MiB, stored {figures[-1][2]}", file=sys.stderr)
 
             asyncio.run(converse())
             assert len(app.state.service.store) == RETENTION["cached_conversations"]  # memory holds the newest only
@@ -94,9 +95,9 @@ def test_many_conversations_stay_within_memory_and_retention(tmp_path):
     print(run.stderr[-4000:])
     assert run.returncode == 0, run.stderr[-4000:]
     figures = json.loads(run.stdout.strip().splitlines()[-1])
-    assert len(figures) == -(-CONVERSATIONS // 1000)
-    warm = figures[max(0, len(figures) - 3)][1]  # after CONVERSATIONS - 2,000
-    print(f"resident memory: {figures[0][1]:.0f} MiB after 1,000 conversations, {warm:.0f} after {CONVERSATIONS - 2000:,}, {figures[-1][1]:.0f} after {CONVERSATIONS:,}")
+    assert len(figures) == -(-CONVERSATIONS // STEP)
+    warm = figures[max(0, len(figures) - 3)][1]  # after the first three fifths
+    print(f"resident memory: {figures[0][1]:.0f} MiB after {STEP:,} conversations, {warm:.0f} after {figures[max(0, len(figures) - 3)][0]:,}, {figures[-1][1]:.0f} after {CONVERSATIONS:,}")
     assert figures[-1][1] - warm < 30
 
 

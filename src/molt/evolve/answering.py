@@ -61,8 +61,9 @@ def score(case: Case, message: Message) -> float:
     return float(ALL_FAMILIES[case.family].score(case, message)["score"])
 
 
-def greedy(who: Specialist, cases: list[Case], on_case: Callable[[], None] = lambda: None) -> list[Message]:
-    return asyncio.run(_answers(who, [(case, 0.0) for case in cases], 1, on_case))
+def greedy(who: Specialist, cases: list[Case], on_case: Callable[[], None] = lambda: None, concurrency: int = 1) -> list[Message]:
+    """Temperature-0 answers; one case at a time unless told otherwise, so each depends on ``who`` alone."""
+    return asyncio.run(_answers(who, [(case, 0.0) for case in cases], concurrency, on_case))
 
 
 def sampled(who: Specialist, cases: list[Case], k: int, temperature: float, on_case: Callable[[], None] = lambda: None, concurrency: int = 16) -> list[list[Message]]:

@@ -26,13 +26,16 @@ class PairScores:
     """Seconds per routed turn, over the same cases."""
     reused: dict[str, str] = field(default_factory=dict)
     """Specialist → why its results were taken over rather than measured (same adapter and prompt)."""
+    batched: list[str] = field(default_factory=list)
+    """Specialists whose answers both pairs shared, answered many at a time: a later comparison
+    against a changed specialist answers the incumbent again, one case at a time."""
 
     def to_json(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict) -> "PairScores":
-        return cls(data["suites"], data.get("routing", []), data.get("latency", []), data.get("reused", {}))
+        return cls(data["suites"], data.get("routing", []), data.get("latency", []), data.get("reused", {}), data.get("batched", []))
 
 
 @dataclass(frozen=True)

@@ -269,14 +269,16 @@ def _candidate(registry: Registry, harness: HCP, members: dict, adapter, target:
 
 
 def known_scores(registry: Registry, contract: Contract, pair: str) -> PairScores | None:
-    """A pair's direct results under this contract from an earlier gate (deterministic: one case at a time)."""
+    """A pair's direct results under this contract from an earlier gate (one case at a time, or
+    many at a time where both pairs shared them: ``batched``)."""
     for record in reversed(registry.records("evaluation")):
         evidence = record.attributes.get("evidence") or {}
         if evidence.get("contract") != contract.digest:
             continue
         side = "candidate" if record.parents.get("subject") == pair else "incumbent" if record.parents.get("incumbent") == pair else None
         if side:
-            return PairScores(evidence["per_case"][side]["suites"])
+            results = evidence["per_case"][side]
+            return PairScores(results["suites"], batched=results.get("batched", []))
     return None
 
 
