@@ -312,6 +312,7 @@ def train_sft(
     train_on: Annotated[str, typer.Option(help=_sft_help("train_on"))] = "all_assistant",
     dtype: Annotated[str, typer.Option(help="Training dtype: auto (bfloat16 where native), float32 (exact) or bfloat16.")] = "auto",
     resume: Annotated[bool, typer.Option("--resume", help="Continue this adapter's interrupted run from its last checkpoint.")] = False,
+    init_from: Annotated[Optional[str], typer.Option(help="Train on from an adapter revision instead of a fresh LoRA: a molt:// revision path, or a specialist's label (agent, chat, …) for the production pair's revision of it. Its rank, and whether it adapts the unembedding, are the revision's own.")] = None,
     mint_url: Annotated[Optional[str], typer.Option(help="Train on a `molt mint serve` server instead of in this process.")] = None,
     engine_url: Annotated[Optional[str], typer.Option(help="Load the finished adapter into this running engine (no restart).")] = None,
     engine_kind: Annotated[str, typer.Option(help="What --engine-url is: molt, vllm or sglang (they load adapters differently).")] = "molt",
@@ -331,11 +332,15 @@ def train_sft(
     from molt.train.data import DatasetError
     from molt.train.sft import ResumeError, SFTConfig, run_sft
 
+    train_unembed = True
+    if init_from is not None:
+        init_from, start = _continued(init_from)
+        rank, train_unembed = start.r, any(module.endswith("lm_head") for module in start.weights)
     try:
         config = SFTConfig(
             adapter=adapter, data=data, base_model=model, rank=rank, learning_rate=lr, lr_schedule=lr_schedule, epochs=epochs,
             max_steps=max_steps, batch_tokens=batch_tokens, max_length=max_length, eval_fraction=eval_fraction,
-            eval_every=eval_every, save_every=save_every, seed=seed, train_on=train_on,
+            eval_every=eval_every, save_every=save_every, seed=seed, train_on=train_on, init_from=init_from, train_unembed=train_unembed,
         )
         service = ServiceClient(base_url=mint_url) if mint_url else ServiceClient(dtype=dtype)
     except ValidationError as e:
@@ -371,6 +376,22 @@ def train_sft(
         console.print(f"registered adapter revision {record}; put it into production with: molt registry promote {record}")
 
 
+def _continued(start: str):
+    """``molt train sft --init-from``: the revision path and the adapter it names (a label: the
+    production pair's revision of that specialist)."""
+    from molt.mint.checkpoints import revision_path
+
+    if not start.startswith("molt://"):
+        hcp = _trained_hcp(None)
+        labels = [s.label for s in hcp.specialists]
+        if start not in labels:
+            fail(f"--init-from takes a molt:// revision path or a specialist's label ({', '.join(labels)}), not {start!r}")
+        if not hcp.specialist(start).revision:
+            fail(f"the production pair's {start} specialist has no trained revision to train on from")
+        start = revision_path(hcp.specialist(start).revision)
+    return start, _read_revision(start)
+
+
 def _register_sft(config, result, db: Optional[str]) -> Optional[str]:
     """Register the run's dataset, job and adapter revision; None (with a warning) when the
     revision's files are not on this machine (a remote MinT server)."""
@@ -387,6 +408,33 @@ def _register_sft(config, result, db: Optional[str]) -> Optional[str]:
     except SQLAlchemyError as e:
         err.print(f"[yellow]not registered[/]: the registry database could not be written ({e})")
     return None
+
+
+@train_app.command("demos")
+def train_demos(
+    out: Annotated[Path, typer.Option(help="Write the chat JSONL here.")],
+    env: Annotated[str, typer.Option(help="Environment whose scenarios are demonstrated: living.")] = "living",
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds; each words every scenario anew.")] = "0,1,2",
+    hcp: TrainedHcp = None,
+) -> None:
+    """The scripted oracle's sessions of an environment's train scenarios as chat JSONL for `molt
+    train sft --data`: one row per session as the agent sees it (its prompt, the facts note of
+    earlier sessions, the apps' tools). Demonstrations start a specialist on tasks whose RL
+    rewards stay 0 until it can do some. The benchmark's test split is never written."""
+    import json
+
+    from molt.forge.living import oracle_transcripts
+    from molt.home import write_atomic
+
+    if env != "living":
+        fail(f"no demonstrations for {env!r}: only the living environment has a scripted oracle")
+    try:
+        numbers = [int(seed) for seed in seeds.split(",")]
+    except ValueError:
+        fail(f"--seeds takes comma-separated integers, not {seeds!r}")
+    rows = oracle_transcripts("train", numbers, _trained_hcp(hcp))
+    write_atomic(out, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    err.print(f"{len(rows)} session(s) of the living train split, seeds {', '.join(map(str, numbers))}, written to {out}")
 
 
 def _sft_progress():
@@ -825,8 +873,7 @@ def rl(
 def _rl_start(start: str, contract, label: str, rank: int) -> tuple[str | None, int]:
     """Where an RL policy starts (a molt:// revision, or None for a fresh LoRA) and its rank: a
     revision's own. ``start``: 'specialist' (the HCP's revision for ``label``), 'fresh' or a path."""
-    from molt.lora.format import AdapterError, read_adapter
-    from molt.mint.checkpoints import CheckpointError, resolve, revision_path
+    from molt.mint.checkpoints import revision_path
 
     if start == "fresh":
         return None, rank
@@ -835,8 +882,16 @@ def _rl_start(start: str, contract, label: str, rank: int) -> tuple[str | None, 
         if not revision:
             fail(f"the HCP's {label} specialist has no trained revision; bootstrap it, or pass --start fresh")
         start = revision_path(revision)
+    return start, _read_revision(start).r
+
+
+def _read_revision(path: str):
+    """The adapter at a ``molt://`` revision path; a clear error when there is none."""
+    from molt.lora.format import AdapterError, read_adapter
+    from molt.mint.checkpoints import CheckpointError, resolve
+
     try:
-        return start, read_adapter(resolve(start)).r
+        return read_adapter(resolve(path))
     except (AdapterError, CheckpointError) as e:
         fail(e)
 

@@ -80,3 +80,20 @@ def test_oracle_transcripts_are_sft_rows_of_every_train_session():
     later = [row for row in rows if len([m for m in row["messages"] if m["role"] == "system"]) == 3]
     assert len(later) == sum(len(s.sessions) - 1 for s in scenarios("train", 0))  # every later session carries the note
     assert all("What you know about this user" in row["messages"][1]["content"] for row in later)
+
+
+def test_molt_train_demos_writes_the_oracle_rows_and_never_the_test_split(tmp_path):
+    from typer.testing import CliRunner
+
+    from molt.cli import app
+    from molt.hcp.contract import default_hcp_path
+
+    out = tmp_path / "demos.jsonl"
+    result = CliRunner().invoke(app, ["train", "demos", "--out", str(out), "--seeds", "0,1", "--hcp", str(default_hcp_path())])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == oracle_transcripts("train", [0, 1], load_hcp())
+    assert "--split" not in CliRunner().invoke(app, ["train", "demos", "--help"]).output  # the test split cannot be asked for
+    for bad in (["--env", "surfaces"], ["--seeds", "a,b"]):
+        result = CliRunner().invoke(app, ["train", "demos", "--out", str(tmp_path / "x.jsonl"), *bad])
+        assert result.exit_code == 2 and "error:" in result.output and not (tmp_path / "x.jsonl").exists()

@@ -122,3 +122,24 @@ def test_sft_over_http_and_the_cli(dataset):
     assert out["eval_loss_after"] < out["eval_loss_before"] and out["tokens_per_s"] > 0
     assert (resolve(out["revision"]) / "adapter_config.json").is_file()
     assert json.loads(Path(out["manifest"]).read_text())["revision"] == out["revision"]
+
+
+def test_a_run_trains_on_from_a_registered_revision(dataset):
+    """`--init-from molt://store/…` starts from that revision (its rank, not --rank's) and records
+    where the new revision started from; a bad value is one clear line."""
+    from molt.registry import Registry
+
+    def sft(*extra: str) -> dict:
+        result = CliRunner().invoke(app, ["train", "sft", "--data", str(dataset), "--model", "tiny", "--lr", "1e-2", "--dtype", "float32", "--batch-tokens", "128", "--json", *extra])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output[result.output.index("{"):])
+
+    first = sft("--adapter", "first", "--rank", "4")
+    revision = Registry().get(first["record"]).attributes["revision"]
+    second = sft("--adapter", "second", "--rank", "8", "--init-from", f"molt://{revision}")
+    assert Registry().get(second["record"]).parents["started_from"] == first["record"]
+    assert second["eval_loss_before"] == pytest.approx(first["eval_loss_after"], rel=1e-4)  # the same held-out rows, the trained weights
+    shapes = lambda out: {k: tuple(v.shape) for k, v in adapter_weights(out["revision"]).items()}
+    assert shapes(second) == shapes(first)  # rank 4, as the revision it started from
+    result = CliRunner().invoke(app, ["train", "sft", "--data", str(dataset), "--adapter", "third", "--model", "tiny", "--init-from", "molt://store/nothing"])
+    assert result.exit_code == 2 and "error:" in result.output
