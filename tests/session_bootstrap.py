@@ -13,7 +13,6 @@ gate's tests judge (its agent, then its chat, trained on corrupted labels) and w
 to ``corrupted.json``: training on the idle core, so the suite's own thread only answers."""
 
 import json
-import os
 import random
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ import torch
 
 from molt.families import FAMILIES, Recipe
 from molt.hcp import load_hcp
+from molt.home import write_atomic
 from molt.lora.format import read_adapter
 from molt.mint import ServiceClient
 from molt.mint.checkpoints import resolve
@@ -37,7 +37,6 @@ RECIPES = {
     "chat": Recipe(examples=40, epochs=2, batch_tokens=1024),
     "agent": Recipe(examples=100, learning_rate=3e-3, options={"functions": FUNCTIONS, "shapes": SHAPES}, extras=0),
 }
-
 
 
 def corrupted_rows(label: str, system: str) -> list[dict]:
@@ -72,18 +71,11 @@ def corrupt(registry: Registry, pair: str, label: str, folder: Path) -> str:
     return with_adapter(registry, pair, adapter.id, label=label).id
 
 
-def write_json(path: Path, data: dict) -> None:
-    """Whole or not at all: the session polls for the file."""
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(data))
-    os.replace(partial, path)
-
-
 if __name__ == "__main__":
     torch.set_num_threads(1)
     folder = Path(sys.argv[1])
     done = bootstrap(load_hcp(), labels=["chat", "agent"], recipes=RECIPES)
-    write_json(folder / "bootstrap.json", {"pair": done.pair.id, "alias": done.alias, "path": str(done.path)})
+    write_atomic(folder / "bootstrap.json", json.dumps({"pair": done.pair.id, "alias": done.alias, "path": str(done.path)}))  # whole or not at all: the session polls for it
     if "--corrupted" in sys.argv:
         registry = Registry()
-        write_json(folder / "corrupted.json", {label: corrupt(registry, done.pair.id, label, folder) for label in ("agent", "chat")})
+        write_atomic(folder / "corrupted.json", json.dumps({label: corrupt(registry, done.pair.id, label, folder) for label in ("agent", "chat")}))
